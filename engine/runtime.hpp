@@ -1,0 +1,135 @@
+// The runtime seam: everything engine code may use to run, wait and share.
+//
+// Engine components are templates over a type `R` that satisfies `Runtime`.
+// Two backends provide one: `lockstep::sim::runtime` (one OS thread, a virtual
+// clock, seeded fibers) and the real pinned-thread backend. Engine code never
+// touches std::thread, std::mutex, std::atomic, a clock or rand() directly;
+// that rule is what makes the same code simulable (held by
+// tools/check_determinism_rules.sh).
+//
+// The runtime is passed explicitly (`R& rt`), never found through a global, so
+// two simulations can live in one process.
+//
+// Vocabulary used below:
+//   suspends     — may park the calling fiber; other fibers run meanwhile.
+//   await point  — a suspension that a cancelled fiber leaves by throwing
+//                  `fiber_cancelled` (like a Rust future dropped where it
+//                  stands). Mutex::lock suspends but is NOT an await point:
+//                  it mirrors a std::sync::Mutex and may be taken in
+//                  destructors.
+//   scheduling point — the simulator may switch to a fiber on another core
+//                  here; every primitive operation is one.
+//
+// Operations, by type (T is the value type; all times are integer ns):
+//
+//   rt.now() -> std::int64_t              /// current time; never suspends
+//   rt.spawn(name, fn) -> R::task         /// run fn on a new fiber on the caller's core
+//   rt.spawn_on(core, name, fn) -> task   /// ... on a given core (0 ≤ core < rt.cores())
+//   rt.cores() -> std::uint32_t           /// how many cores fibers may be spread over
+//   rt.current_core() -> std::uint32_t    /// the core the calling fiber runs on
+//   rt.sleep_until(t)                     /// await point until now() >= t
+//   rt.sleep_for(d)                       /// await point for d ns
+//   rt.yield_now()                        /// let other ready fibers run; not an await point
+//   rt.random() -> std::uint64_t          /// seeded (sim) or real randomness
+//   rt.abort(why)                         /// [[noreturn]] end the whole run/process now
+//
+//   R::task            join() (await point until the fiber ends), cancel()
+//                      (its next await point throws fiber_cancelled),
+//                      finished(). Destroying a task handle detaches it.
+//   R::mutex           lock() (suspends, not an await point), unlock(),
+//                      try_lock(): usable with std::lock_guard/unique_lock.
+//                      Hold it for short critical sections only: the real
+//                      backend may block an OS thread on it.
+//   R::atomic<T>       load, store, exchange, compare_exchange, fetch_add,
+//                      fetch_sub; sequentially consistent.
+//   R::channel<T>      factory: bounded(rt, cap) / unbounded(rt) return
+//                      {sender, receiver}. MPSC; sender is copyable, the
+//                      receiver move-only.
+//     sender.send(v)       await point while full; send_status::closed (v
+//                          handed back) once the receiver is gone or closed.
+//     sender.try_send(v)   never suspends; full or closed hand v back.
+//     receiver.recv()      await point; nullopt once every sender is gone (or
+//                          the receiver closed) and the queue is drained.
+//     receiver.try_recv(), receiver.recv_until(deadline) -> recv_outcome.
+//     receiver.close()     refuse further sends; queued items still drain.
+//   R::watch<T>        latest value with a version: send_replace(v) always
+//                      stores; subscribe() gives a receiver that reads the
+//                      current value even if it subscribes late;
+//                      receiver.changed() is an await point that returns
+//                      false once the watch (the sender) is destroyed.
+//   R::oneshot<T>      factory: make(rt) -> {sender, receiver}; receiver.recv()
+//                      is an await point; nullopt if the sender is destroyed.
+//   R::notify          notify_one() (stores one permit if nobody waits),
+//                      notify_waiters() (wakes the current waiters only),
+//                      notified() await point, notified_until(t) -> bool.
+//   R::cancellation_token  copies share one flag: cancel(), is_cancelled(),
+//                      cancelled() await point until cancelled.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace lockstep {
+
+/// Thrown at an await point of a fiber whose cancellation was requested. Let
+/// it propagate: the fiber's entry catches it, after every destructor ran.
+struct fiber_cancelled {};
+
+/// What a send did with its value.
+enum class send_status : std::uint8_t { sent, full, closed };
+
+/// A send's outcome; `returned` holds the value whenever it was not sent.
+template <class T>
+struct send_outcome {
+  send_status status;
+  std::optional<T> returned;
+  [[nodiscard]] bool ok() const { return status == send_status::sent; }
+};
+
+/// What a non-blocking or deadline receive found.
+enum class recv_status : std::uint8_t { item, empty, closed, timed_out };
+
+template <class T>
+struct recv_outcome {
+  recv_status status;
+  std::optional<T> item;  // set exactly when status == item
+};
+
+// clang-format off
+template <class R>
+concept Runtime = requires(R& rt, const R& crt, std::int64_t t, std::uint32_t core) {
+  { crt.now() } -> std::same_as<std::int64_t>;
+  { rt.spawn(std::string{}, [] {}) } -> std::same_as<typename R::task>;
+  { rt.spawn_on(core, std::string{}, [] {}) } -> std::same_as<typename R::task>;
+  { crt.cores() } -> std::same_as<std::uint32_t>;
+  { crt.current_core() } -> std::same_as<std::uint32_t>;
+  { rt.sleep_until(t) } -> std::same_as<void>;
+  { rt.sleep_for(t) } -> std::same_as<void>;
+  { rt.yield_now() } -> std::same_as<void>;
+  { rt.random() } -> std::same_as<std::uint64_t>;
+  { rt.abort(std::string_view{}) };
+  typename R::task;
+  typename R::mutex;
+  typename R::notify;
+  typename R::cancellation_token;
+  typename R::template atomic<int>;
+  typename R::template channel<int>;
+  typename R::template watch<int>;
+  typename R::template oneshot<int>;
+  requires std::constructible_from<typename R::mutex, R&>;
+  requires std::constructible_from<typename R::notify, R&>;
+  requires std::constructible_from<typename R::cancellation_token, R&>;
+  requires std::constructible_from<typename R::template atomic<int>, R&, int>;
+  requires std::constructible_from<typename R::template watch<int>, R&, int>;
+  { R::template channel<int>::bounded(rt, std::size_t{1}) };
+  { R::template channel<int>::unbounded(rt) };
+  { R::template oneshot<int>::make(rt) };
+};
+// clang-format on
+
+}  // namespace lockstep

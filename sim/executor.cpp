@@ -1,0 +1,624 @@
+#include "sim/executor.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdio>
+#include <ostream>
+#include <cstdlib>
+#include <stdexcept>
+#include <typeinfo>
+
+#include "engine/runtime.hpp"
+#include "sim/sanitizer.hpp"
+
+namespace lockstep::sim {
+
+namespace {
+
+// The Itanium C++ ABI's per-thread exception globals. Fibers share a thread,
+// so without a swap one fiber's `throw;` could rethrow another's exception
+// (verified in shared/notes: heap-use-after-free under ASan).
+struct eh_globals {
+  void* caught;
+  unsigned int uncaught;
+};
+eh_globals* eh() { return reinterpret_cast<eh_globals*>(abi::__cxa_get_globals()); }
+
+const void* stack_bottom(const fiber& f) { return static_cast<const char*>(f.stack.sp) - f.stack.size; }
+
+std::string type_name(const std::type_info& type) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && demangled ? demangled : type.name();
+  std::free(demangled);
+  return out;
+}
+
+const char* reason_name(wake_reason r) {
+  switch (r) {
+    case wake_reason::notified: return "notify";
+    case wake_reason::timed_out: return "timer";
+    case wake_reason::cancelled: return "cancel";
+    case wake_reason::none: break;
+  }
+  return "none";
+}
+
+}  // namespace
+
+std::string_view to_string(failure_kind kind) {
+  switch (kind) {
+    case failure_kind::deadlock: return "deadlock";
+    case failure_kind::step_budget: return "step_budget";
+    case failure_kind::time_budget: return "time_budget";
+    case failure_kind::uncaught_exception: return "uncaught_exception";
+    case failure_kind::abort: return "abort";
+    case failure_kind::replay_divergence: return "replay_divergence";
+  }
+  return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& os, failure_kind kind) { return os << to_string(kind); }
+
+// --- wait_queue -------------------------------------------------------------
+
+wait_queue::~wait_queue() {
+  // A primitive destroyed while fibers still wait on it: detach them so no
+  // fiber points into freed memory. They stay blocked until teardown.
+  while (head_ != nullptr) unlink(*head_);
+}
+
+std::size_t wait_queue::size() const {
+  std::size_t n = 0;
+  for (fiber* f = head_; f != nullptr; f = f->q_next) ++n;
+  return n;
+}
+
+void wait_queue::push_back(fiber& f) {
+  f.queue = this;
+  f.q_prev = tail_;
+  f.q_next = nullptr;
+  if (tail_ != nullptr) {
+    tail_->q_next = &f;
+  } else {
+    head_ = &f;
+  }
+  tail_ = &f;
+}
+
+void wait_queue::unlink(fiber& f) {
+  (f.q_prev != nullptr ? f.q_prev->q_next : head_) = f.q_next;
+  (f.q_next != nullptr ? f.q_next->q_prev : tail_) = f.q_prev;
+  f.queue = nullptr;
+  f.q_prev = f.q_next = nullptr;
+}
+
+// --- construction -----------------------------------------------------------
+
+executor::executor(const run_config& config)
+    : config_(config),
+      strategy_(make_strategy(config.strategy, config.seed, config.options)),
+      values_(config.seed ^ 0x6c6f636b73746570ULL),  // "lockstep": a stream apart from the strategy's
+      trace_(config.trace),
+      stacks_(config.stack_bytes),
+      cores_(config.cores == 0 ? 1 : config.cores) {
+  // Ask ASan for this thread's stack bounds, then restore them.
+  void* t = nullptr;
+  san::start_switch(&t, nullptr, 0);
+  san::finish_switch(t, &sched_bottom_, &sched_size_);
+  san::start_switch(&t, sched_bottom_, sched_size_);
+  san::finish_switch(t, nullptr, nullptr);
+  sched_tsan_ = san::tsan_current();
+}
+
+executor::~executor() {
+  // run() tears every fiber down; this only matters if run() was never called.
+  if (live_ > 0) teardown();
+}
+
+// --- fibers -----------------------------------------------------------------
+
+fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function body) {
+  if (core >= cores_.size()) {
+    throw std::out_of_range("spawn on core " + std::to_string(core) + " but the run has " +
+                            std::to_string(cores_.size()) + " cores");
+  }
+  auto owned = std::make_unique<fiber>();
+  fiber* f = owned.get();
+  f->id = static_cast<fiber_id>(fibers_.size());
+  f->core = core;
+  f->name = std::move(name);
+  f->body = std::move(body);
+  f->tsan_fiber = san::tsan_create();
+  fibers_.push_back(std::move(owned));
+  ++live_;
+
+  // Boost's constructor makes an excursion onto the new stack and back; tell
+  // ASan it is a switch to "self" so no fake frame is taken from the creator.
+  const void* creator_bottom = current_ ? stack_bottom(*current_) : sched_bottom_;
+  const std::size_t creator_size = current_ ? current_->stack.size : sched_size_;
+  void* creator_tsan = current_ ? current_->tsan_fiber : sched_tsan_;
+  void* t = nullptr;
+  san::start_switch(&t, creator_bottom, creator_size);
+  san::tsan_switch(f->tsan_fiber);
+  f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{&stacks_, &f->stack},
+                                  [this, f](boost::context::fiber&& caller) {
+                                    san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
+                                    f->caller = std::move(caller);
+                                    fiber_main(this, f);
+                                    return std::move(f->caller);
+                                  });
+  san::tsan_switch(creator_tsan);
+  san::finish_switch(t, nullptr, nullptr);
+
+  strategy_->on_spawn(f->id);
+  if (trace_.on()) {
+    trace_.begin("spawn")
+        .field("t", now_)
+        .field("fiber", static_cast<std::int64_t>(f->id))
+        .field("core", static_cast<std::int64_t>(core))
+        .field("parent", current_ ? static_cast<std::int64_t>(current_->id) : -1)
+        .field("name", f->name)
+        .end();
+  }
+  make_ready(*f);
+  return f->id;
+}
+
+void executor::fiber_main(executor* ex, fiber* f) {
+  // Last on every way out, including Boost's forced unwind: mark the fiber
+  // done and let ASan free its fake stack (start_switch with nullptr).
+  struct exit_guard {
+    executor* ex;
+    fiber* f;
+    ~exit_guard() {
+      f->done = true;
+      san::start_switch(nullptr, ex->sched_bottom_, ex->sched_size_);
+    }
+  } guard{ex, f};
+  try {
+    unique_function body = std::move(f->body);
+    if (f->cancel_requested) {
+      // Cancelled before it ever ran: the body is dropped unrun, as a tokio
+      // task aborted before its first poll.
+      f->unwinding = true;
+      throw fiber_cancelled{};
+    }
+    body();
+  } catch (const fiber_cancelled&) {
+    // The normal end of a cancelled fiber: every destructor has run.
+  } catch (const boost::context::detail::forced_unwind&) {
+    throw;  // Boost's own teardown must reach its entry frame
+  } catch (const run_aborted& a) {
+    ex->fail(failure_kind::abort, "fiber " + std::to_string(f->id) + " '" + f->name +
+                                      "' aborted the run: " + a.why);
+  } catch (const std::exception& e) {
+    ex->fail(failure_kind::uncaught_exception, "fiber " + std::to_string(f->id) + " '" + f->name +
+                                                   "' ended with an uncaught " +
+                                                   type_name(typeid(e)) + ": " + e.what());
+  } catch (...) {
+    ex->fail(failure_kind::uncaught_exception,
+             "fiber " + std::to_string(f->id) + " '" + f->name + "' ended with an uncaught exception");
+  }
+}
+
+void executor::resume(fiber& f) {
+  current_ = &f;
+  f.state = fiber_state::running;
+  eh_globals* g = eh();
+  const eh_globals mine = *g;
+  g->caught = f.eh_caught;
+  g->uncaught = f.eh_uncaught;
+  san::start_switch(&sched_fake_, stack_bottom(f), f.stack.size);
+  san::tsan_switch(f.tsan_fiber);
+  f.cont = std::move(f.cont).resume();
+  if (f.done) san::tsan_switch(sched_tsan_);  // a dying fiber does not switch TSan back itself
+  san::finish_switch(sched_fake_, nullptr, nullptr);
+  f.eh_caught = g->caught;
+  f.eh_uncaught = g->uncaught;
+  *g = mine;
+  current_ = nullptr;
+  if (f.done) finish(f);
+}
+
+void executor::switch_to_scheduler(fiber& f) {
+  if (destroying_) {
+    std::fputs("lockstep: a fiber tried to suspend while being destroyed (a destructor blocked "
+               "forever during teardown)\n",
+               stderr);
+    std::abort();
+  }
+  struct back_guard {  // also runs when Boost's forced unwind leaves resume()
+    executor* ex;
+    fiber* f;
+    ~back_guard() { san::finish_switch(f->asan_fake, &ex->sched_bottom_, &ex->sched_size_); }
+  } guard{this, &f};
+  san::start_switch(&f.asan_fake, sched_bottom_, sched_size_);
+  san::tsan_switch(sched_tsan_);
+  f.caller = std::move(f.caller).resume();
+}
+
+void executor::finish(fiber& f) {
+  release_core(f);
+  f.state = fiber_state::finished;
+  wake_all(f.joiners);
+  san::tsan_destroy(f.tsan_fiber);
+  f.tsan_fiber = nullptr;
+  if (trace_.on()) {
+    trace_.begin("finish")
+        .field("t", now_)
+        .field("fiber", static_cast<std::int64_t>(f.id))
+        .field("cancelled", static_cast<std::int64_t>(f.unwinding ? 1 : 0))
+        .end();
+  }
+  const fiber_id id = f.id;
+  fibers_[id].reset();
+  --live_;
+}
+
+fiber* executor::find(fiber_id id) const { return id < fibers_.size() ? fibers_[id].get() : nullptr; }
+
+bool executor::finished(fiber_id id) const { return find(id) == nullptr; }
+
+// --- cores and readiness ----------------------------------------------------
+
+namespace {
+bool is_busy(const fiber* active, std::size_t ready) { return active != nullptr || ready > 0; }
+}  // namespace
+
+void executor::make_ready(fiber& f) {
+  core_slot& c = cores_[f.core];
+  const bool was = is_busy(c.active, c.ready.size());
+  f.state = fiber_state::ready;
+  f.ready_seq = ++seq_;
+  c.ready.push_back(&f);
+  if (!was) ++busy_cores_;
+}
+
+void executor::release_core(fiber& f) {
+  core_slot& c = cores_[f.core];
+  if (c.active != &f) return;
+  c.active = nullptr;
+  if (c.ready.empty()) --busy_cores_;
+}
+
+void executor::schedule_point() {
+  // Only a fiber of another core can be interleaved here: same-core fibers
+  // switch only where they block. So with one busy core there is no choice.
+  if (busy_cores_ <= 1 || current_ == nullptr || destroying_) return;
+  fiber& f = *current_;
+  f.state = fiber_state::preempted;
+  f.ready_seq = ++seq_;
+  switch_to_scheduler(f);
+}
+
+void executor::yield_now() {
+  fiber& f = *current_;
+  check_cancel();
+  release_core(f);
+  make_ready(f);
+  switch_to_scheduler(f);
+  check_cancel();
+}
+
+void executor::check_cancel() {
+  fiber& f = *current_;
+  if (f.cancel_requested && !f.unwinding && f.cancel_shield == 0) {
+    f.unwinding = true;
+    throw fiber_cancelled{};
+  }
+}
+
+wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* queue,
+                            std::optional<std::int64_t> deadline, bool cancellable) {
+  fiber& f = *current_;
+  if (cancellable || tearing_down_) check_cancel();
+  if (deadline && *deadline <= now_ && queue == nullptr) {
+    // Already due: a timer that fires "now" still lets others run first.
+    yield_now();
+    return wake_reason::timed_out;
+  }
+  f.state = fiber_state::blocked;
+  f.waiting_on = what;
+  f.waiting_object = object;
+  f.cancellable_wait = cancellable;
+  f.reason = wake_reason::none;
+  if (queue != nullptr) queue->push_back(f);
+  if (deadline) timers_.push(timer{*deadline, ++seq_, f.id, f.wait_generation});
+  release_core(f);
+  if (trace_.on()) {
+    trace_.begin("block")
+        .field("t", now_)
+        .field("fiber", static_cast<std::int64_t>(f.id))
+        .field("on", what)
+        .field_u("object", object)
+        .end();
+  }
+  switch_to_scheduler(f);
+  const wake_reason r = f.reason;
+  // An await point leaves by unwinding as soon as cancellation is asked for;
+  // a non-cancellable wait (a mutex hand-off) only when teardown woke it.
+  if (cancellable || r == wake_reason::cancelled) check_cancel();
+  return r;
+}
+
+void executor::wake(fiber& f, wake_reason reason) {
+  if (f.state != fiber_state::blocked) return;
+  if (f.queue != nullptr) f.queue->unlink(f);
+  ++f.wait_generation;
+  f.reason = reason;
+  if (trace_.on()) {
+    trace_.begin("wake")
+        .field("t", now_)
+        .field("fiber", static_cast<std::int64_t>(f.id))
+        .field("by", reason_name(reason))
+        .end();
+  }
+  make_ready(f);
+}
+
+bool executor::wake_one(wait_queue& q) {
+  if (q.empty()) return false;
+  wake(*q.front(), wake_reason::notified);
+  return true;
+}
+
+void executor::wake_all(wait_queue& q) {
+  while (!q.empty()) wake(*q.front(), wake_reason::notified);
+}
+
+void executor::cancel(fiber_id id) {
+  fiber* f = find(id);
+  if (f == nullptr || f->cancel_requested) return;
+  f->cancel_requested = true;
+  if (trace_.on()) {
+    trace_.begin("cancel")
+        .field("t", now_)
+        .field("fiber", static_cast<std::int64_t>(f->id))
+        .field("by", current_ ? static_cast<std::int64_t>(current_->id) : -1)
+        .end();
+  }
+  if (f->state == fiber_state::blocked && f->cancellable_wait) wake(*f, wake_reason::cancelled);
+}
+
+void executor::join(fiber_id id) {
+  while (fiber* f = find(id)) block("join", id, &f->joiners, std::nullopt, true);
+}
+
+trace& executor::note(std::string_view event) {
+  trace_.begin(event).field("t", now_);
+  if (current_ != nullptr) trace_.field("fiber", static_cast<std::int64_t>(current_->id));
+  return trace_;
+}
+
+// --- the scheduler loop -----------------------------------------------------
+
+fiber* executor::pick(bool tearing_down) {
+  std::size_t count = 0;
+  for (const core_slot& c : cores_) count += c.active ? 1 : c.ready.size();
+  if (count == 0) return nullptr;
+  ++step_;
+  if (step_ > config_.max_steps && !tearing_down) {
+    fail(failure_kind::step_budget,
+         "step budget of " + std::to_string(config_.max_steps) +
+             " exhausted: a livelock (fibers keep running without finishing), or a budget too "
+             "small for this program");
+    return nullptr;
+  }
+
+  std::size_t index = 0;
+  if (count > 1 && !tearing_down) {
+    if (strategy_->needs_candidates()) {
+      candidates_.clear();
+      for (const core_slot& c : cores_) {
+        if (c.active) {
+          candidates_.push_back({c.active->id, c.active->ready_seq});
+        } else {
+          for (const fiber* f : c.ready) candidates_.push_back({f->id, f->ready_seq});
+        }
+      }
+    }
+    try {
+      index = strategy_->pick(candidates_, count, step_);
+    } catch (const replay_divergence& e) {
+      fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
+      return nullptr;
+    }
+  }
+
+  // Map the index back to a fiber: cores in order; an active fiber is its
+  // core's only candidate.
+  fiber* chosen = nullptr;
+  for (core_slot& c : cores_) {
+    const std::size_t n = c.active ? 1 : c.ready.size();
+    if (index >= n) {
+      index -= n;
+      continue;
+    }
+    if (c.active) {
+      chosen = c.active;
+    } else {
+      chosen = c.ready[index];
+      c.ready[index] = c.ready.back();  // order is irrelevant: fifo reads ready_seq
+      c.ready.pop_back();
+      c.active = chosen;  // the core stays busy: it now has an active fiber
+    }
+    break;
+  }
+  if (count > 1 && !tearing_down && config_.record_decisions) decisions_.push_back(chosen->id);
+  if (trace_.on()) {
+    trace_.begin("step")
+        .field_u("n", step_)
+        .field("t", now_)
+        .field("fiber", static_cast<std::int64_t>(chosen->id))
+        .field("of", static_cast<std::int64_t>(count))
+        .end();
+  }
+  return chosen;
+}
+
+bool executor::advance_time() {
+  while (!timers_.empty()) {
+    const timer t = timers_.top();
+    const fiber* f = find(t.id);
+    if (f == nullptr || f->state != fiber_state::blocked || f->wait_generation != t.generation) {
+      timers_.pop();  // stale: that wait already ended
+      continue;
+    }
+    if (t.deadline > config_.max_time_ns) {
+      fail(failure_kind::time_budget,
+           "virtual time budget of " + std::to_string(config_.max_time_ns) +
+               " ns exhausted: the next timer is at " + std::to_string(t.deadline) +
+               " ns (a hang in virtual time). " + describe_blocked());
+      return false;
+    }
+    if (t.deadline > now_) {
+      now_ = t.deadline;
+      if (trace_.on()) trace_.begin("time").field("t", now_).end();
+    }
+    while (!timers_.empty() && timers_.top().deadline <= now_) {
+      const timer due = timers_.top();
+      timers_.pop();
+      fiber* g = find(due.id);
+      if (g != nullptr && g->state == fiber_state::blocked && g->wait_generation == due.generation) {
+        wake(*g, wake_reason::timed_out);
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+void executor::loop(bool tearing_down) {
+  while (true) {
+    if (failed_ && !tearing_down) return;
+    if (!tearing_down && finished(main_)) return;
+    fiber* f = pick(tearing_down);
+    if (f == nullptr) {
+      if (failed_ && !tearing_down) return;
+      if (advance_time()) continue;
+      return;
+    }
+    resume(*f);
+  }
+}
+
+run_result executor::run(unique_function main) {
+  if (trace_.on()) {
+    trace_.begin("run")
+        .field_u("seed", config_.seed)
+        .field("strategy", strategy_->name())
+        .field("cores", static_cast<std::int64_t>(cores_.size()))
+        .end();
+  }
+  main_ = spawn(0, "main", std::move(main));
+  loop(false);
+  if (!failed_ && !finished(main_)) {
+    fail(failure_kind::deadlock, "deadlock: no fiber can run and no timer is pending. " +
+                                     describe_blocked());
+  }
+  if (!failed_ && strategy_->unconsumed() > 0) {
+    fail(failure_kind::replay_divergence,
+         "replay diverged: the run ended with " + std::to_string(strategy_->unconsumed()) +
+             " recorded decisions unused");
+  }
+  teardown();
+  if (trace_.on()) {
+    trace_.begin("end")
+        .field_u("steps", step_)
+        .field("t", now_)
+        .field("outcome", failed_ ? to_string(failed_->kind) : std::string_view("ok"))
+        .end();
+  }
+  run_result r;
+  r.seed = config_.seed;
+  r.strategy = std::string(strategy_->name());
+  r.cores = static_cast<std::uint32_t>(cores_.size());
+  r.decisions = std::move(decisions_);
+  r.trace_hash = trace_.hash();
+  r.steps = step_;
+  r.end_time_ns = now_;
+  r.failed = failed_;
+  r.trace_text = trace_.text();
+  return r;
+}
+
+void executor::teardown() {
+  if (live_ == 0) return;
+  tearing_down_ = true;
+  // Cancel everything still alive, oldest first; blocked fibers wake and
+  // unwind from where they wait, running every destructor.
+  for (const auto& owned : fibers_) {
+    if (!owned) continue;
+    owned->cancel_requested = true;
+    if (owned->state == fiber_state::blocked && !owned->unwinding) wake(*owned, wake_reason::cancelled);
+  }
+  loop(true);
+  if (live_ == 0) return;
+  // Last resort: fibers blocked inside destructors while unwinding can never
+  // finish. Let Boost destroy them (forced unwind); nothing may suspend now.
+  destroying_ = true;
+  for (auto& owned : fibers_) {
+    if (!owned) continue;
+    fiber& f = *owned;
+    if (f.queue != nullptr) f.queue->unlink(f);
+    current_ = &f;
+    san::start_switch(&sched_fake_, stack_bottom(f), f.stack.size);
+    san::tsan_switch(f.tsan_fiber);
+    { boost::context::fiber dead = std::move(f.cont); }
+    san::tsan_switch(sched_tsan_);
+    san::finish_switch(sched_fake_, nullptr, nullptr);
+    current_ = nullptr;
+    san::tsan_destroy(f.tsan_fiber);
+    owned.reset();
+    --live_;
+  }
+  destroying_ = false;
+}
+
+void executor::fail(failure_kind kind, std::string message) {
+  if (failed_) return;  // the first failure is the one worth reporting
+  failed_ = failure{kind, std::move(message) + " [" + where() + "]"};
+  if (trace_.on()) trace_.begin("fail").field("t", now_).field("kind", to_string(kind)).end();
+}
+
+std::string executor::where() const {
+  return "seed " + std::to_string(config_.seed) + ", strategy " + std::string(strategy_->name()) +
+         ", step " + std::to_string(step_) + ", t=" + std::to_string(now_) + " ns";
+}
+
+std::string executor::describe_blocked() const {
+  std::string s = "Blocked fibers:";
+  for (const auto& owned : fibers_) {
+    if (!owned || owned->state != fiber_state::blocked) continue;
+    s += " #" + std::to_string(owned->id) + " '" + owned->name + "' waits on " + owned->waiting_on +
+         " (object " + std::to_string(owned->waiting_object) + ");";
+  }
+  return s;
+}
+
+void executor::check_invariants() const {
+  std::uint32_t busy = 0;
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    const core_slot& c = cores_[i];
+    if (is_busy(c.active, c.ready.size())) ++busy;
+    if (c.active && c.active->core != i) throw std::logic_error("active fiber on the wrong core");
+    if (c.active && c.active->state != fiber_state::running && c.active->state != fiber_state::preempted)
+      throw std::logic_error("a core's active fiber is neither running nor preempted");
+    for (const fiber* f : c.ready) {
+      if (f->state != fiber_state::ready) throw std::logic_error("a fiber in a ready list is not ready");
+      if (f->core != i) throw std::logic_error("a ready fiber sits in another core's list");
+    }
+  }
+  if (busy != busy_cores_) throw std::logic_error("busy_cores does not count the busy cores");
+  std::size_t live = 0;
+  for (const auto& owned : fibers_) {
+    if (!owned) continue;
+    ++live;
+    if (owned->state == fiber_state::blocked || owned->queue == nullptr) continue;
+    throw std::logic_error("a fiber that is not blocked is still in a wait queue");
+  }
+  if (live != live_) throw std::logic_error("live fiber count is wrong");
+}
+
+}  // namespace lockstep::sim

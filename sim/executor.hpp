@@ -1,0 +1,266 @@
+// The deterministic fiber executor: one OS thread, a virtual clock, seeded
+// scheduling. Every interleaving it produces is a pure function of (program,
+// seed, strategy, cores).
+//
+// Model. Fibers belong to simulated cores. A core runs one fiber at a time;
+// that fiber keeps the core until it blocks, yields or ends (cooperative, like
+// one pinned thread). At every scheduling point (each primitive operation) the
+// executor may switch to a fiber of *another* core, which models true
+// parallelism between cores. Time advances only when nothing can run: the
+// clock jumps to the earliest timer (tokio's paused time does the same).
+//
+// Invariants (check_invariants): a fiber is in exactly one of the states
+// below; a core's `active` fiber is `running` or `preempted` and no other
+// fiber of that core is; ready fibers sit in their core's ready list and
+// nowhere else; a blocked fiber is in at most one wait queue; `busy_cores`
+// counts the cores with an active fiber or a non-empty ready list.
+#pragma once
+
+#include <boost/context/fiber.hpp>
+#include <cstdint>
+#include <deque>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/prng.hpp"
+#include "sim/stack_pool.hpp"
+#include "sim/strategy.hpp"
+#include "sim/trace.hpp"
+#include "sim/unique_function.hpp"
+
+namespace lockstep::sim {
+
+using fiber_id = std::uint32_t;
+inline constexpr fiber_id no_fiber = 0xffffffffu;
+
+enum class fiber_state : std::uint8_t {
+  ready,      ///< runnable, waiting for its core
+  running,    ///< executing now (at most one fiber in the whole executor)
+  preempted,  ///< stopped at a scheduling point; still holds its core
+  blocked,    ///< waiting on a queue and/or a timer
+  finished,
+};
+
+enum class wake_reason : std::uint8_t { none, notified, timed_out, cancelled };
+
+class executor;
+struct fiber;
+
+/// An intrusive FIFO of blocked fibers. A fiber is in at most one; waking a
+/// fiber (by notify, timer or cancellation) unlinks it.
+class wait_queue {
+ public:
+  wait_queue() = default;
+  wait_queue(const wait_queue&) = delete;
+  wait_queue& operator=(const wait_queue&) = delete;
+  ~wait_queue();
+  [[nodiscard]] bool empty() const { return head_ == nullptr; }
+  [[nodiscard]] fiber* front() const { return head_; }
+  [[nodiscard]] std::size_t size() const;
+
+ private:
+  friend class executor;
+  void push_back(fiber& f);
+  void unlink(fiber& f);
+  fiber* head_ = nullptr;
+  fiber* tail_ = nullptr;
+};
+
+/// Why a run stopped early. Each kind is reported with the seed.
+enum class failure_kind : std::uint8_t {
+  deadlock,            ///< fibers blocked, nothing runnable, no timer pending
+  step_budget,         ///< more steps than allowed: a livelock, or a budget too small
+  time_budget,         ///< virtual time passed its budget: a hang in time
+  uncaught_exception,  ///< an exception escaped a fiber's body
+  abort,               ///< the program called rt.abort(), or an assertion failed
+  replay_divergence,   ///< the replayed decision list no longer fits the run
+};
+
+std::string_view to_string(failure_kind kind);
+std::ostream& operator<<(std::ostream& os, failure_kind kind);
+
+struct failure {
+  failure_kind kind;
+  std::string message;
+};
+
+struct run_config {
+  std::uint64_t seed = 0;
+  std::string strategy = "random";
+  strategy_options options;
+  std::uint32_t cores = 1;
+  std::uint64_t max_steps = 50'000'000;
+  std::int64_t max_time_ns = 24LL * 3600 * 1'000'000'000;  // a virtual day
+  trace_mode trace = trace_mode::full;
+  /// Record the decision list (needed for replay; off only to measure its cost).
+  bool record_decisions = true;
+  std::size_t stack_bytes = 256 * 1024;
+};
+
+struct run_result {
+  std::uint64_t seed = 0;
+  std::string strategy;
+  std::uint32_t cores = 1;
+  std::vector<std::uint32_t> decisions;
+  std::uint64_t trace_hash = trace::fnv_offset;
+  std::uint64_t steps = 0;
+  std::int64_t end_time_ns = 0;
+  std::optional<failure> failed;
+  std::string trace_text;  ///< the JSON Lines, when the trace mode was full
+  [[nodiscard]] bool ok() const { return !failed.has_value(); }
+};
+
+/// Thrown by rt.abort(): unwinds the calling fiber and fails the run.
+struct run_aborted {
+  std::string why;
+};
+
+struct fiber {
+  fiber_id id = no_fiber;
+  std::uint32_t core = 0;
+  fiber_state state = fiber_state::ready;
+  std::string name;
+  unique_function body;
+  boost::context::fiber cont;    ///< resumes this fiber (held while it is suspended)
+  boost::context::fiber caller;  ///< resumes the scheduler (held while this fiber runs)
+  boost::context::stack_context stack{};
+  // Waiting.
+  wait_queue* queue = nullptr;
+  fiber* q_prev = nullptr;
+  fiber* q_next = nullptr;
+  const char* waiting_on = "";
+  std::uint64_t waiting_object = 0;
+  std::uint64_t wait_generation = 0;  ///< bumps on every wake: stale timers are ignored
+  bool cancellable_wait = false;
+  wake_reason reason = wake_reason::none;
+  // Scheduling.
+  std::uint64_t ready_seq = 0;
+  // Cancellation (see engine/runtime.hpp: only await points throw).
+  bool cancel_requested = false;
+  bool unwinding = false;
+  std::uint32_t cancel_shield = 0;
+  bool done = false;
+  wait_queue joiners;
+  // Per-fiber C++ exception-handling globals (caught stack, uncaught count):
+  // the ABI keeps them per thread, so they are swapped on every switch.
+  void* eh_caught = nullptr;
+  unsigned int eh_uncaught = 0;
+  // Sanitizer state.
+  void* asan_fake = nullptr;
+  void* tsan_fiber = nullptr;
+};
+
+class executor {
+ public:
+  explicit executor(const run_config& config);
+  ~executor();
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  /// Runs `main` on core 0 until it returns, then cancels every fiber still
+  /// alive (as a dropped runtime would) and returns the result.
+  run_result run(unique_function main);
+
+  // --- used by the runtime facade and the primitives -----------------------
+  [[nodiscard]] std::int64_t now() const { return now_; }
+  [[nodiscard]] std::uint32_t cores() const { return static_cast<std::uint32_t>(cores_.size()); }
+  [[nodiscard]] fiber& current() { return *current_; }
+  [[nodiscard]] bool in_fiber() const { return current_ != nullptr; }
+  [[nodiscard]] trace& tracer() { return trace_; }
+  [[nodiscard]] std::uint64_t steps() const { return step_; }
+
+  fiber_id spawn(std::uint32_t core, std::string name, unique_function body);
+  /// A point where a fiber of another core may run first. Never throws.
+  void schedule_point();
+  /// Gives up the core; other ready fibers (of any core) may run first.
+  void yield_now();
+  /// Parks the current fiber until woken (by notify, the deadline, or — for a
+  /// cancellable wait — cancellation, which throws fiber_cancelled here).
+  wake_reason block(const char* what, std::uint64_t object, wait_queue* queue,
+                    std::optional<std::int64_t> deadline, bool cancellable);
+  /// Throws fiber_cancelled if the current fiber should leave at an await point.
+  void check_cancel();
+  void wake(fiber& f, wake_reason reason);
+  /// Wakes the first fiber of `q`, if any; true when one was woken.
+  bool wake_one(wait_queue& q);
+  void wake_all(wait_queue& q);
+  /// Requests cancellation of `id` (no-op if it has finished).
+  void cancel(fiber_id id);
+  [[nodiscard]] bool finished(fiber_id id) const;
+  [[nodiscard]] fiber* find(fiber_id id) const;
+  /// Await point until fiber `id` has finished.
+  void join(fiber_id id);
+  /// Deterministic identity for a primitive, for traces and reports.
+  std::uint64_t next_object_id() { return ++objects_; }
+  /// The program's seeded randomness (independent of the strategy's draws).
+  std::uint64_t random() { return values_.next(); }
+  /// A labelled event in the trace, from the program or an oracle.
+  trace& note(std::string_view event);
+
+  /// Throws std::logic_error naming the first broken invariant.
+  void check_invariants() const;
+
+ private:
+  struct core_slot {
+    fiber* active = nullptr;     // running or preempted
+    std::deque<fiber*> ready;
+  };
+  struct timer {
+    std::int64_t deadline;
+    std::uint64_t seq;
+    fiber_id id;
+    std::uint64_t generation;
+    bool operator>(const timer& o) const {
+      return deadline != o.deadline ? deadline > o.deadline : seq > o.seq;
+    }
+  };
+
+  void loop(bool tearing_down);
+  fiber* pick(bool tearing_down);
+  void resume(fiber& f);
+  void switch_to_scheduler(fiber& f);
+  void make_ready(fiber& f);
+  void release_core(fiber& f);
+  void update_busy(core_slot& c, bool was_busy);
+  bool advance_time();
+  void finish(fiber& f);
+  void fail(failure_kind kind, std::string message);
+  void teardown();
+  std::string describe_blocked() const;
+  std::string where() const;
+  static void fiber_main(executor* ex, fiber* f);
+
+  run_config config_;
+  std::unique_ptr<strategy> strategy_;
+  prng values_;
+  trace trace_;
+  stack_pool stacks_;
+  std::vector<core_slot> cores_;
+  std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
+  std::size_t live_ = 0;
+  std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
+  std::vector<candidate> candidates_;
+  std::vector<std::uint32_t> decisions_;
+  fiber* current_ = nullptr;
+  std::uint32_t busy_cores_ = 0;
+  std::int64_t now_ = 0;
+  std::uint64_t step_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t objects_ = 0;
+  fiber_id main_ = no_fiber;
+  std::optional<failure> failed_;
+  bool tearing_down_ = false;
+  bool destroying_ = false;  // Boost is force-unwinding a stuck fiber: nothing may suspend
+  // The scheduler's own stack and sanitizer context.
+  const void* sched_bottom_ = nullptr;
+  std::size_t sched_size_ = 0;
+  void* sched_fake_ = nullptr;
+  void* sched_tsan_ = nullptr;
+};
+
+}  // namespace lockstep::sim

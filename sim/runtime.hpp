@@ -1,0 +1,88 @@
+// The simulator as a lockstep::Runtime: the facade engine code is written
+// against (see engine/runtime.hpp for the contract), over one executor.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "engine/runtime.hpp"
+#include "sim/atomic.hpp"
+#include "sim/cancellation_token.hpp"
+#include "sim/channel.hpp"
+#include "sim/executor.hpp"
+#include "sim/mutex.hpp"
+#include "sim/notify.hpp"
+#include "sim/oneshot.hpp"
+#include "sim/task.hpp"
+#include "sim/watch.hpp"
+
+namespace lockstep::sim {
+
+class runtime {
+ public:
+  using task = sim::task;
+  using mutex = sim::mutex;
+  using notify = sim::notify;
+  using cancellation_token = sim::cancellation_token;
+  template <class T>
+  using atomic = sim::atomic<T>;
+  template <class T>
+  using channel = sim::channel<T>;
+  template <class T>
+  using watch = sim::watch<T>;
+  template <class T>
+  using oneshot = sim::oneshot<T>;
+
+  explicit runtime(executor& ex) : ex_(ex) {}
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  [[nodiscard]] std::int64_t now() const { return ex_.now(); }
+  [[nodiscard]] std::uint32_t cores() const { return ex_.cores(); }
+  [[nodiscard]] std::uint32_t current_core() const {
+    return ex_.in_fiber() ? ex_.current().core : 0;
+  }
+
+  template <class F>
+  task spawn(std::string name, F&& body) {
+    return spawn_on(current_core(), std::move(name), std::forward<F>(body));
+  }
+  template <class F>
+  task spawn_on(std::uint32_t core, std::string name, F&& body) {
+    if (ex_.in_fiber()) ex_.schedule_point();
+    return task(&ex_, ex_.spawn(core, std::move(name), unique_function(std::forward<F>(body))));
+  }
+
+  void sleep_until(std::int64_t t) {
+    ex_.schedule_point();
+    while (ex_.now() < t) ex_.block("sleep", 0, nullptr, t, true);
+  }
+  void sleep_for(std::int64_t d) { sleep_until(ex_.now() + d); }
+  void yield_now() { ex_.yield_now(); }
+  std::uint64_t random() { return ex_.random(); }
+  [[noreturn]] void abort(std::string_view why) { throw run_aborted{std::string(why)}; }
+
+  /// A labelled event in the trace (caller adds fields, then end()); only
+  /// when tracing is on.
+  [[nodiscard]] bool tracing() const { return ex_.tracer().on(); }
+  trace& note(std::string_view event) { return ex_.note(event); }
+
+  [[nodiscard]] executor& exec() { return ex_; }
+  [[nodiscard]] const executor& exec() const { return ex_; }
+
+ private:
+  executor& ex_;
+};
+
+static_assert(lockstep::Runtime<runtime>);
+
+/// Runs `program(rt)` as the main fiber of a fresh executor.
+template <class Program>
+run_result run(const run_config& config, Program&& program) {
+  executor ex(config);
+  runtime rt(ex);
+  return ex.run([&rt, &program] { program(rt); });
+}
+
+}  // namespace lockstep::sim

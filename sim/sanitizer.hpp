@@ -1,0 +1,83 @@
+// Fiber-switch annotations for AddressSanitizer and ThreadSanitizer.
+//
+// The placement follows shared/notes/fibers-sanitizers-cancellation.md, which
+// verified it on these machines: ASan must be told about every stack switch
+// (including Boost's creation excursion) or it reports false stack errors;
+// TSan must switch its shadow stack with flags 0 (no_sync gives false races)
+// from an always-inline call site (a wrapper's own entry/exit would land on
+// different fibers' shadow stacks and crash TSan).
+#pragma once
+
+#include <cstddef>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOCKSTEP_HAS_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define LOCKSTEP_HAS_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define LOCKSTEP_HAS_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define LOCKSTEP_HAS_TSAN 1
+#endif
+
+#if defined(LOCKSTEP_HAS_ASAN)
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(LOCKSTEP_HAS_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
+#define LOCKSTEP_ALWAYS_INLINE inline __attribute__((always_inline))
+
+namespace lockstep::sim::san {
+
+LOCKSTEP_ALWAYS_INLINE void start_switch([[maybe_unused]] void** fake_save,
+                                         [[maybe_unused]] const void* bottom,
+                                         [[maybe_unused]] std::size_t size) {
+#if defined(LOCKSTEP_HAS_ASAN)
+  __sanitizer_start_switch_fiber(fake_save, bottom, size);
+#endif
+}
+
+LOCKSTEP_ALWAYS_INLINE void finish_switch([[maybe_unused]] void* fake,
+                                          [[maybe_unused]] const void** bottom_old,
+                                          [[maybe_unused]] std::size_t* size_old) {
+#if defined(LOCKSTEP_HAS_ASAN)
+  __sanitizer_finish_switch_fiber(fake, bottom_old, size_old);
+#endif
+}
+
+LOCKSTEP_ALWAYS_INLINE void* tsan_current() {
+#if defined(LOCKSTEP_HAS_TSAN)
+  return __tsan_get_current_fiber();
+#else
+  return nullptr;
+#endif
+}
+
+LOCKSTEP_ALWAYS_INLINE void* tsan_create() {
+#if defined(LOCKSTEP_HAS_TSAN)
+  return __tsan_create_fiber(0);
+#else
+  return nullptr;
+#endif
+}
+
+LOCKSTEP_ALWAYS_INLINE void tsan_destroy([[maybe_unused]] void* f) {
+#if defined(LOCKSTEP_HAS_TSAN)
+  if (f != nullptr) __tsan_destroy_fiber(f);
+#endif
+}
+
+LOCKSTEP_ALWAYS_INLINE void tsan_switch([[maybe_unused]] void* f) {
+#if defined(LOCKSTEP_HAS_TSAN)
+  __tsan_switch_to_fiber(f, 0);
+#endif
+}
+
+}  // namespace lockstep::sim::san

@@ -1,0 +1,17 @@
+#include "sim/strategy.hpp"
+
+#include <string>
+
+namespace lockstep::sim {
+
+std::unique_ptr<strategy> make_strategy(std::string_view name, std::uint64_t seed,
+                                        const strategy_options& options) {
+  if (name == "random") return make_random_strategy(seed);
+  if (name == "pct") return make_pct_strategy(seed, options.pct_depth, options.pct_steps);
+  if (name == "fifo") return make_fifo_strategy();
+  if (name == "replay") return make_replay_strategy(options.decisions);
+  throw std::invalid_argument("unknown strategy '" + std::string(name) +
+                              "': expected random, pct, fifo or replay");
+}
+
+}  // namespace lockstep::sim

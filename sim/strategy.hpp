@@ -1,0 +1,63 @@
+// Schedule exploration strategies behind one small interface (after shuttle's
+// `Scheduler`): at each step with more than one runnable fiber the executor
+// asks the strategy which one runs. One file per strategy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockstep::sim {
+
+/// A fiber that could run at this step.
+struct candidate {
+  std::uint32_t fiber;     ///< fiber id: dense, in spawn order
+  std::uint64_t ready_seq; ///< when it became runnable; smaller is older
+};
+
+class strategy {
+ public:
+  virtual ~strategy() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  /// False when pick() needs only the count (random): the executor then skips
+  /// listing the candidates, which keeps a step near a raw context switch.
+  [[nodiscard]] virtual bool needs_candidates() const { return true; }
+  /// A fiber was created (PCT gives it a priority).
+  virtual void on_spawn(std::uint32_t /*fiber*/) {}
+  /// Index in [0, count) of the fiber to run. Called only when count > 1.
+  /// `candidates` is empty when needs_candidates() is false.
+  virtual std::size_t pick(std::span<const candidate> candidates, std::size_t count,
+                           std::uint64_t step) = 0;
+  /// Replay only: decisions recorded but not used when the run ended.
+  [[nodiscard]] virtual std::size_t unconsumed() const { return 0; }
+};
+
+/// A recorded decision did not fit the run being replayed.
+struct replay_divergence : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct strategy_options {
+  std::uint32_t pct_depth = 3;            ///< d: bugs of depth d are found with p >= 1/(n k^(d-1))
+  std::uint64_t pct_steps = 10'000;       ///< k: the step range change points are drawn from
+  std::vector<std::uint32_t> decisions;   ///< replay: the recorded fiber ids
+};
+
+/// "random", "pct", "fifo" or "replay"; throws std::invalid_argument otherwise.
+std::unique_ptr<strategy> make_strategy(std::string_view name, std::uint64_t seed,
+                                        const strategy_options& options);
+
+/// The names make_strategy accepts, for usage messages.
+inline constexpr std::string_view strategy_names[] = {"random", "pct", "fifo", "replay"};
+
+std::unique_ptr<strategy> make_random_strategy(std::uint64_t seed);
+std::unique_ptr<strategy> make_pct_strategy(std::uint64_t seed, std::uint32_t depth,
+                                            std::uint64_t steps);
+std::unique_ptr<strategy> make_fifo_strategy();
+std::unique_ptr<strategy> make_replay_strategy(std::vector<std::uint32_t> decisions);
+
+}  // namespace lockstep::sim

@@ -1,0 +1,137 @@
+// Goal: the executor's model — spawn, join, yield, sleep, the virtual clock,
+// cores that interleave only at scheduling points — behaves as documented.
+#define BOOST_TEST_MODULE sim_executor
+#include <boost/test/unit_test.hpp>
+
+#include <vector>
+
+#include "sim/tests/sim_test_util.hpp"
+
+using namespace lockstep::sim;
+using lockstep::sim::testing::config;
+
+BOOST_AUTO_TEST_CASE(spawn_and_join_run_children_to_completion) {
+  std::vector<int> done;
+  auto r = run(config(1), [&](runtime& rt) {
+    std::vector<task> tasks;
+    for (int i = 0; i < 5; ++i) tasks.push_back(rt.spawn("child", [&done, i] { done.push_back(i); }));
+    for (auto& t : tasks) t.join();
+    BOOST_TEST(done.size() == 5u);
+  });
+  BOOST_TEST(r.ok());
+  std::sort(done.begin(), done.end());
+  BOOST_TEST(done == (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+BOOST_AUTO_TEST_CASE(time_jumps_to_the_earliest_timer_when_nothing_can_run) {
+  std::vector<std::int64_t> woke;
+  auto r = run(config(2), [&](runtime& rt) {
+    auto a = rt.spawn("a", [&] { rt.sleep_for(300); woke.push_back(rt.now()); });
+    auto b = rt.spawn("b", [&] { rt.sleep_for(100); woke.push_back(rt.now()); });
+    a.join();
+    b.join();
+  });
+  BOOST_TEST(r.ok());
+  BOOST_TEST(woke == (std::vector<std::int64_t>{100, 300}));
+  BOOST_TEST(r.end_time_ns == 300);
+}
+
+BOOST_AUTO_TEST_CASE(fibers_on_one_core_switch_only_where_they_block) {
+  // Two fibers on core 0 each do many atomic operations (scheduling points)
+  // without blocking: with one core they can never interleave.
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    std::vector<int> order;
+    auto r = run(config(seed, "random", 1), [&](runtime& rt) {
+      atomic<int> counter(rt, 0);
+      auto body = [&](int who) {
+        for (int i = 0; i < 10; ++i) {
+          counter.fetch_add(1);
+          order.push_back(who);
+        }
+      };
+      auto a = rt.spawn("a", [&] { body(0); });
+      auto b = rt.spawn("b", [&] { body(1); });
+      a.join();
+      b.join();
+    });
+    BOOST_TEST(r.ok());
+    int switches = 0;
+    for (std::size_t i = 1; i < order.size(); ++i) switches += order[i] != order[i - 1];
+    BOOST_TEST(switches == 1);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fibers_on_different_cores_interleave_at_scheduling_points) {
+  bool interleaved = false;
+  for (std::uint64_t seed = 0; seed < 20 && !interleaved; ++seed) {
+    std::vector<int> order;
+    auto r = run(config(seed, "random", 2), [&](runtime& rt) {
+      atomic<int> counter(rt, 0);
+      auto body = [&](int who) {
+        for (int i = 0; i < 10; ++i) {
+          counter.fetch_add(1);
+          order.push_back(who);
+        }
+      };
+      auto a = rt.spawn_on(0, "a", [&] { body(0); });
+      auto b = rt.spawn_on(1, "b", [&] { body(1); });
+      a.join();
+      b.join();
+    });
+    BOOST_TEST(r.ok());
+    int switches = 0;
+    for (std::size_t i = 1; i < order.size(); ++i) switches += order[i] != order[i - 1];
+    interleaved = switches > 1;
+  }
+  BOOST_TEST(interleaved);
+}
+
+BOOST_AUTO_TEST_CASE(yield_lets_other_ready_fibers_on_the_core_run) {
+  std::vector<int> order;
+  auto r = run(config(0, "fifo"), [&](runtime& rt) {
+    auto a = rt.spawn("a", [&] { order.push_back(1); rt.yield_now(); order.push_back(3); });
+    auto b = rt.spawn("b", [&] { order.push_back(2); rt.yield_now(); order.push_back(4); });
+    a.join();
+    b.join();
+  });
+  BOOST_TEST(r.ok());
+  BOOST_TEST(order == (std::vector<int>{1, 2, 3, 4}));
+}
+
+BOOST_AUTO_TEST_CASE(the_program_random_stream_is_seeded) {
+  auto draw = [](std::uint64_t seed) {
+    std::vector<std::uint64_t> v;
+    run(config(seed), [&](runtime& rt) { for (int i = 0; i < 4; ++i) v.push_back(rt.random()); });
+    return v;
+  };
+  BOOST_TEST(draw(7) == draw(7));
+  BOOST_TEST(draw(7) != draw(8));
+}
+
+BOOST_AUTO_TEST_CASE(spawn_on_a_missing_core_is_an_error) {
+  auto r = run(config(0, "random", 2), [&](runtime& rt) { rt.spawn_on(5, "x", [] {}); });
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.failed->kind == failure_kind::uncaught_exception);
+  BOOST_TEST(r.failed->message.find("core 5") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(invariants_hold_at_every_scheduling_point) {
+  auto r = run(config(3, "random", 3), [&](runtime& rt) {
+    mutex m(rt);
+    int shared = 0;
+    std::vector<task> tasks;
+    for (std::uint32_t i = 0; i < 6; ++i) {
+      tasks.push_back(rt.spawn_on(i % 3, "w", [&] {
+        for (int k = 0; k < 20; ++k) {
+          std::lock_guard g(m);
+          rt.exec().check_invariants();
+          ++shared;
+          if (k % 5 == 0) rt.sleep_for(10);
+        }
+      }));
+    }
+    for (auto& t : tasks) t.join();
+    BOOST_TEST(shared == 120);
+  });
+  BOOST_TEST(r.ok());
+}
