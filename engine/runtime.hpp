@@ -29,7 +29,7 @@
 //   rt.current_core() -> std::uint32_t    /// the core the calling fiber runs on
 //   rt.sleep_until(t)                     /// await point until now() >= t
 //   rt.sleep_for(d)                       /// await point for d ns
-//   rt.yield_now()                        /// let other ready fibers run; not an await point
+//   rt.yield_now()                        /// await point: let other ready fibers run first
 //   rt.random() -> std::uint64_t          /// seeded (sim) or real randomness
 //   rt.abort(why)                         /// [[noreturn]] end the whole run/process now
 //
@@ -52,6 +52,9 @@
 //                          the receiver closed) and the queue is drained.
 //     receiver.try_recv(), receiver.recv_until(deadline) -> recv_outcome.
 //     receiver.close()     refuse further sends; queued items still drain.
+//     receiver.attach(n)   signal notify n on every arrival and when the
+//                          channel ends, so one fiber can wait on several
+//                          sources (a select): try_recv each, then n.notified().
 //   R::watch<T>        latest value with a version: send_replace(v) always
 //                      stores; subscribe() gives a receiver that reads the
 //                      current value even if it subscribes late;
