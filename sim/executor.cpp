@@ -109,6 +109,9 @@ executor::executor(const run_config& config)
   san::start_switch(&t, sched_bottom_, sched_size_);
   san::finish_switch(t, nullptr, nullptr);
   sched_tsan_ = san::tsan_current();
+  eh_ = eh();
+  uniform_ = strategy_->uniform_source();
+  list_candidates_ = strategy_->needs_candidates();
 }
 
 executor::~executor() {
@@ -205,7 +208,7 @@ void executor::fiber_main(executor* ex, fiber* f) {
 void executor::resume(fiber& f) {
   current_ = &f;
   f.state = fiber_state::running;
-  eh_globals* g = eh();
+  auto* g = static_cast<eh_globals*>(eh_);
   const eh_globals mine = *g;
   g->caught = f.eh_caught;
   g->uncaught = f.eh_uncaught;
@@ -252,6 +255,7 @@ void executor::finish(fiber& f) {
         .end();
   }
   const fiber_id id = f.id;
+  if (id == main_ && !tearing_down_) stop_ = true;
   fibers_[id].reset();
   --live_;
 }
@@ -272,6 +276,7 @@ void executor::make_ready(fiber& f) {
   f.state = fiber_state::ready;
   f.ready_seq = ++seq_;
   c.ready.push_back(&f);
+  if (c.active == nullptr) ++candidates_total_;  // behind an active fiber it is not a candidate yet
   if (!was) ++busy_cores_;
 }
 
@@ -279,6 +284,9 @@ void executor::release_core(fiber& f) {
   core_slot& c = cores_[f.core];
   if (c.active != &f) return;
   c.active = nullptr;
+  // The core's ready fibers become candidates again. (While f ran, it was
+  // not counted: a running fiber is not a candidate.)
+  candidates_total_ += c.ready.size();
   if (c.ready.empty()) --busy_cores_;
 }
 
@@ -289,12 +297,12 @@ void executor::schedule_point() {
   fiber& f = *current_;
   f.state = fiber_state::preempted;
   f.ready_seq = ++seq_;
+  ++candidates_total_;  // a preempted fiber is its core's one candidate
   switch_to_scheduler(f);
 }
 
 void executor::yield_now() {
   fiber& f = *current_;
-  check_cancel();
   release_core(f);
   make_ready(f);
   switch_to_scheduler(f);
@@ -394,8 +402,7 @@ trace& executor::note(std::string_view event) {
 // --- the scheduler loop -----------------------------------------------------
 
 fiber* executor::pick(bool tearing_down) {
-  std::size_t count = 0;
-  for (const core_slot& c : cores_) count += c.active ? 1 : c.ready.size();
+  const std::size_t count = candidates_total_;
   if (count == 0) return nullptr;
   ++step_;
   if (step_ > config_.max_steps && !tearing_down) {
@@ -407,27 +414,23 @@ fiber* executor::pick(bool tearing_down) {
   }
 
   std::size_t index = 0;
-  if (count > 1 && !tearing_down) {
-    if (strategy_->needs_candidates()) {
-      candidates_.clear();
-      for (const core_slot& c : cores_) {
-        if (c.active) {
-          candidates_.push_back({c.active->id, c.active->ready_seq});
-        } else {
-          for (const fiber* f : c.ready) candidates_.push_back({f->id, f->ready_seq});
-        }
+  const bool decide = count > 1 && !tearing_down;
+  if (decide) {
+    if (uniform_ != nullptr) {
+      index = static_cast<std::size_t>(uniform_->below(count));
+    } else {
+      if (list_candidates_) list_candidates();
+      try {
+        index = strategy_->pick(candidates_, count, step_);
+      } catch (const replay_divergence& e) {
+        fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
+        return nullptr;
       }
-    }
-    try {
-      index = strategy_->pick(candidates_, count, step_);
-    } catch (const replay_divergence& e) {
-      fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
-      return nullptr;
     }
   }
 
-  // Map the index back to a fiber: cores in order; an active fiber is its
-  // core's only candidate.
+  // Map the index back to a fiber: cores in order; an active (preempted)
+  // fiber is its core's only candidate.
   fiber* chosen = nullptr;
   for (core_slot& c : cores_) {
     const std::size_t n = c.active ? 1 : c.ready.size();
@@ -437,15 +440,17 @@ fiber* executor::pick(bool tearing_down) {
     }
     if (c.active) {
       chosen = c.active;
+      --candidates_total_;
     } else {
       chosen = c.ready[index];
       c.ready[index] = c.ready.back();  // order is irrelevant: fifo reads ready_seq
       c.ready.pop_back();
-      c.active = chosen;  // the core stays busy: it now has an active fiber
+      c.active = chosen;  // the core stays busy; its other ready fibers wait behind it
+      candidates_total_ -= c.ready.size() + 1;
     }
     break;
   }
-  if (count > 1 && !tearing_down && config_.record_decisions) decisions_.push_back(chosen->id);
+  if (decide && config_.record_decisions) decisions_.push_back(chosen->id);
   if (trace_.on()) {
     trace_.begin("step")
         .field_u("n", step_)
@@ -455,6 +460,17 @@ fiber* executor::pick(bool tearing_down) {
         .end();
   }
   return chosen;
+}
+
+void executor::list_candidates() {
+  candidates_.clear();
+  for (const core_slot& c : cores_) {
+    if (c.active) {
+      candidates_.push_back({c.active->id, c.active->ready_seq});
+    } else {
+      for (const fiber* f : c.ready) candidates_.push_back({f->id, f->ready_seq});
+    }
+  }
 }
 
 bool executor::advance_time() {
@@ -491,8 +507,7 @@ bool executor::advance_time() {
 
 void executor::loop(bool tearing_down) {
   while (true) {
-    if (failed_ && !tearing_down) return;
-    if (!tearing_down && finished(main_)) return;
+    if (stop_ && !tearing_down) return;
     fiber* f = pick(tearing_down);
     if (f == nullptr) {
       if (failed_ && !tearing_down) return;
@@ -579,6 +594,7 @@ void executor::teardown() {
 void executor::fail(failure_kind kind, std::string message) {
   if (failed_) return;  // the first failure is the one worth reporting
   failed_ = failure{kind, std::move(message) + " [" + where() + "]"};
+  stop_ = true;
   if (trace_.on()) trace_.begin("fail").field("t", now_).field("kind", to_string(kind)).end();
 }
 
@@ -599,9 +615,15 @@ std::string executor::describe_blocked() const {
 
 void executor::check_invariants() const {
   std::uint32_t busy = 0;
+  std::size_t candidates = 0;
   for (std::size_t i = 0; i < cores_.size(); ++i) {
     const core_slot& c = cores_[i];
     if (is_busy(c.active, c.ready.size())) ++busy;
+    if (c.active == nullptr) {
+      candidates += c.ready.size();
+    } else if (c.active->state == fiber_state::preempted) {
+      ++candidates;
+    }
     if (c.active && c.active->core != i) throw std::logic_error("active fiber on the wrong core");
     if (c.active && c.active->state != fiber_state::running && c.active->state != fiber_state::preempted)
       throw std::logic_error("a core's active fiber is neither running nor preempted");
@@ -611,6 +633,7 @@ void executor::check_invariants() const {
     }
   }
   if (busy != busy_cores_) throw std::logic_error("busy_cores does not count the busy cores");
+  if (candidates != candidates_total_) throw std::logic_error("candidates_total is not the candidate count");
   std::size_t live = 0;
   for (const auto& owned : fibers_) {
     if (!owned) continue;

@@ -18,7 +18,6 @@
 
 #include <boost/context/fiber.hpp>
 #include <cstdint>
-#include <deque>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -208,7 +207,7 @@ class executor {
  private:
   struct core_slot {
     fiber* active = nullptr;     // running or preempted
-    std::deque<fiber*> ready;
+    std::vector<fiber*> ready;  // unordered: fifo reads ready_seq, so swap-remove is fine
   };
   struct timer {
     std::int64_t deadline;
@@ -222,6 +221,7 @@ class executor {
 
   void loop(bool tearing_down);
   fiber* pick(bool tearing_down);
+  void list_candidates();
   void resume(fiber& f);
   void switch_to_scheduler(fiber& f);
   void make_ready(fiber& f);
@@ -244,6 +244,10 @@ class executor {
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
   std::size_t live_ = 0;
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
+  prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
+  bool list_candidates_ = true;     // cached strategy_->needs_candidates()
+  std::size_t candidates_total_ = 0;  // sum over cores of (active ? 1 : ready.size())
+  bool stop_ = false;               // the main fiber finished or the run failed
   std::vector<candidate> candidates_;
   std::vector<std::uint32_t> decisions_;
   fiber* current_ = nullptr;
@@ -261,6 +265,7 @@ class executor {
   std::size_t sched_size_ = 0;
   void* sched_fake_ = nullptr;
   void* sched_tsan_ = nullptr;
+  void* eh_ = nullptr;  // this thread's C++ exception globals (stable for the thread)
 };
 
 }  // namespace lockstep::sim

@@ -32,6 +32,10 @@ class strategy {
   /// `candidates` is empty when needs_candidates() is false.
   virtual std::size_t pick(std::span<const candidate> candidates, std::size_t count,
                            std::uint64_t step) = 0;
+  /// A strategy that is a plain uniform choice may lend the executor its
+  /// generator, which then draws `below(count)` itself: the same draws, minus a
+  /// virtual call and a candidate list per step (the hot path of `random`).
+  [[nodiscard]] virtual class prng* uniform_source() { return nullptr; }
   /// Replay only: decisions recorded but not used when the run ended.
   [[nodiscard]] virtual std::size_t unconsumed() const { return 0; }
 };

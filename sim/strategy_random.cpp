@@ -13,6 +13,7 @@ class random_strategy final : public strategy {
   std::size_t pick(std::span<const candidate>, std::size_t count, std::uint64_t) override {
     return static_cast<std::size_t>(rng_.below(count));
   }
+  prng* uniform_source() override { return &rng_; }
 
  private:
   prng rng_;
