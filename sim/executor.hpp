@@ -26,7 +26,9 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/runtime.hpp"
 #include "sim/prng.hpp"
+#include "sim/sanitizer.hpp"
 #include "sim/stack_pool.hpp"
 #include "sim/strategy.hpp"
 #include "sim/trace.hpp"
@@ -232,6 +234,8 @@ class executor {
   void fail(failure_kind kind, std::string message);
   void teardown();
   std::string describe_blocked() const;
+  [[noreturn]] static void suspend_while_destroying();
+  [[noreturn]] static void throw_cancelled(fiber& f);
   std::string where() const;
   static void fiber_main(executor* ex, fiber* f);
 
@@ -267,5 +271,64 @@ class executor {
   void* sched_tsan_ = nullptr;
   void* eh_ = nullptr;  // this thread's C++ exception globals (stable for the thread)
 };
+
+// --- the hot path, inline: a step's cost is dominated by returns that
+// mispredict after each context switch, so these add no frames of their own.
+
+LOCKSTEP_ALWAYS_INLINE void executor::switch_to_scheduler(fiber& f) {
+  if (destroying_) suspend_while_destroying();
+  struct back_guard {  // also runs when Boost's forced unwind leaves resume()
+    executor* ex;
+    fiber* f;
+    ~back_guard() { san::finish_switch(f->asan_fake, &ex->sched_bottom_, &ex->sched_size_); }
+  } guard{this, &f};
+  san::start_switch(&f.asan_fake, sched_bottom_, sched_size_);
+  san::tsan_switch(sched_tsan_);
+  f.caller = std::move(f.caller).resume();
+}
+
+LOCKSTEP_ALWAYS_INLINE void executor::make_ready(fiber& f) {
+  core_slot& c = cores_[f.core];
+  const bool was_busy = c.active != nullptr || !c.ready.empty();
+  f.state = fiber_state::ready;
+  f.ready_seq = ++seq_;
+  c.ready.push_back(&f);
+  if (c.active == nullptr) ++candidates_total_;  // behind an active fiber it is not a candidate yet
+  if (!was_busy) ++busy_cores_;
+}
+
+LOCKSTEP_ALWAYS_INLINE void executor::release_core(fiber& f) {
+  core_slot& c = cores_[f.core];
+  if (c.active != &f) return;
+  c.active = nullptr;
+  // The core's ready fibers become candidates again (while f ran they were
+  // not: a core runs one fiber at a time).
+  candidates_total_ += c.ready.size();
+  if (c.ready.empty()) --busy_cores_;
+}
+
+LOCKSTEP_ALWAYS_INLINE void executor::schedule_point() {
+  // Only a fiber of another core can be interleaved here: same-core fibers
+  // switch only where they block. So with one busy core there is no choice.
+  if (busy_cores_ <= 1 || current_ == nullptr || destroying_) return;
+  fiber& f = *current_;
+  f.state = fiber_state::preempted;
+  f.ready_seq = ++seq_;
+  ++candidates_total_;  // a preempted fiber is its core's one candidate
+  switch_to_scheduler(f);
+}
+
+LOCKSTEP_ALWAYS_INLINE void executor::check_cancel() {
+  fiber& f = *current_;
+  if (f.cancel_requested && !f.unwinding && f.cancel_shield == 0) throw_cancelled(f);
+}
+
+LOCKSTEP_ALWAYS_INLINE void executor::yield_now() {
+  fiber& f = *current_;
+  release_core(f);
+  make_ready(f);
+  switch_to_scheduler(f);
+  check_cancel();
+}
 
 }  // namespace lockstep::sim

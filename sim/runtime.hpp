@@ -59,7 +59,7 @@ class runtime {
     while (ex_.now() < t) ex_.block("sleep", 0, nullptr, t, true);
   }
   void sleep_for(std::int64_t d) { sleep_until(ex_.now() + d); }
-  void yield_now() { ex_.yield_now(); }
+  LOCKSTEP_ALWAYS_INLINE void yield_now() { ex_.yield_now(); }
   std::uint64_t random() { return ex_.random(); }
   [[noreturn]] void abort(std::string_view why) { throw run_aborted{std::string(why)}; }
 

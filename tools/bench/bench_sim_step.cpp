@@ -1,0 +1,73 @@
+// ns per simulator scheduling step, beside a raw Boost.Context resume round
+// trip measured in the same binary, so the ratio survives this VM's slow
+// phases. A step here is: a fiber yields, the executor picks the next fiber
+// with the seeded random strategy and resumes it.
+//
+// Variants: recording off (the floor), + decision list, + trace hashed,
+// + trace kept. Results and the command: results/bench_sim_step.md.
+#include <benchmark/benchmark.h>
+
+#include <boost/context/fiber.hpp>
+
+#include "sim/runtime.hpp"
+
+namespace ctx = boost::context;
+using namespace lockstep::sim;
+
+// One iteration = resume the fiber and come back: two switches.
+static void BM_raw_context_round_trip(benchmark::State& state) {
+  bool stop = false;
+  ctx::fiber f{[&stop](ctx::fiber&& main) {
+    while (!stop) main = std::move(main).resume();
+    return std::move(main);
+  }};
+  for (auto _ : state) f = std::move(f).resume();
+  stop = true;
+  f = std::move(f).resume();
+}
+BENCHMARK(BM_raw_context_round_trip);
+
+enum recording : int { off = 0, decisions = 1, hashed = 2, full = 3 };
+
+// The benchmark loop runs inside the main fiber: every iteration the main
+// fiber yields once, and the executor runs however many steps the random
+// strategy takes to come back to it. ns_per_step divides the loop's time by
+// the steps the executor actually took.
+static void BM_sim_step(benchmark::State& state) {
+  const auto fibers = static_cast<int>(state.range(0));
+  const auto mode = static_cast<recording>(state.range(1));
+  run_config cfg;
+  cfg.seed = 42;
+  cfg.strategy = "random";
+  cfg.record_decisions = mode >= decisions;
+  cfg.trace = mode == off || mode == decisions ? trace_mode::off
+              : mode == hashed                 ? trace_mode::hash
+                                               : trace_mode::full;
+  cfg.max_steps = ~0ULL;
+  cfg.stack_bytes = 64 * 1024;
+  std::uint64_t steps = 0;
+  auto result = run(cfg, [&](runtime& rt) {
+    bool stop = false;
+    std::vector<task> workers;
+    for (int i = 0; i + 1 < fibers; ++i) {
+      workers.push_back(rt.spawn("worker", [&] {
+        while (!stop) rt.yield_now();
+      }));
+    }
+    rt.yield_now();  // let every worker reach its loop before timing
+    const std::uint64_t before = rt.exec().steps();
+    for (auto _ : state) rt.yield_now();
+    steps = rt.exec().steps() - before;
+    stop = true;
+    for (auto& w : workers) w.join();
+  });
+  if (!result.ok()) state.SkipWithError(result.failed->message.c_str());
+  state.counters["steps_per_iter"] = benchmark::Counter(static_cast<double>(steps) / static_cast<double>(state.iterations()));
+  state.counters["ns_per_step"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_sim_step)
+    ->ArgNames({"fibers", "recording"})
+    ->ArgsProduct({{2, 64, 1024}, {off}})
+    ->ArgsProduct({{64}, {decisions, hashed, full}});
+
+BENCHMARK_MAIN();
