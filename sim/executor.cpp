@@ -54,6 +54,7 @@ std::string_view to_string(failure_kind kind) {
     case failure_kind::uncaught_exception: return "uncaught_exception";
     case failure_kind::abort: return "abort";
     case failure_kind::replay_divergence: return "replay_divergence";
+    case failure_kind::oracle: return "oracle";
   }
   return "unknown";
 }
@@ -192,6 +193,9 @@ void executor::fiber_main(executor* ex, fiber* f) {
     // The normal end of a cancelled fiber: every destructor has run.
   } catch (const boost::context::detail::forced_unwind&) {
     throw;  // Boost's own teardown must reach its entry frame
+  } catch (const oracle_failed& o) {
+    ex->fail(failure_kind::oracle, "oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
+                                       " '" + f->name + "': " + o.message);
   } catch (const run_aborted& a) {
     ex->fail(failure_kind::abort, "fiber " + std::to_string(f->id) + " '" + f->name +
                                       "' aborted the run: " + a.why);
@@ -467,9 +471,9 @@ void executor::loop(bool tearing_down) {
 
 run_result executor::run(unique_function main) {
   if (trace_.on()) {
+    // No strategy name here: a replay must reproduce these bytes exactly.
     trace_.begin("run")
         .field_u("seed", config_.seed)
-        .field("strategy", strategy_->name())
         .field("cores", static_cast<std::int64_t>(cores_.size()))
         .end();
   }

@@ -80,6 +80,7 @@ enum class failure_kind : std::uint8_t {
   uncaught_exception,  ///< an exception escaped a fiber's body
   abort,               ///< the program called rt.abort(), or an assertion failed
   replay_divergence,   ///< the replayed decision list no longer fits the run
+  oracle,              ///< a property the program checks (an oracle) did not hold
 };
 
 std::string_view to_string(failure_kind kind);
@@ -119,6 +120,13 @@ struct run_result {
 /// Thrown by rt.abort(): unwinds the calling fiber and fails the run.
 struct run_aborted {
   std::string why;
+};
+
+/// Thrown by a program's oracle (see sim::check): unwinds the fiber and fails
+/// the run with failure_kind::oracle, naming the oracle.
+struct oracle_failed {
+  std::string oracle;
+  std::string message;
 };
 
 struct fiber {

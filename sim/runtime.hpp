@@ -77,6 +77,12 @@ class runtime {
 
 static_assert(lockstep::Runtime<runtime>);
 
+/// An oracle inside a simulated program: when `holds` is false the run fails
+/// with failure_kind::oracle, naming the oracle and saying what went wrong.
+inline void check(bool holds, std::string_view oracle, const std::string& message) {
+  if (!holds) throw oracle_failed{std::string(oracle), message};
+}
+
 /// Runs `program(rt)` as the main fiber of a fresh executor.
 template <class Program>
 run_result run(const run_config& config, Program&& program) {

@@ -1,0 +1,50 @@
+// A failing run as one self-contained JSON record: what ran (program and its
+// options), how (seed, strategy, cores, decisions), what it produced (trace
+// hash) and what failed. `lockstep replay FILE` reads it back.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "sim/executor.hpp"
+
+namespace lockstep::cli {
+
+/// Bad input: the message names the file, the JSON pointer and what was
+/// expected. The CLI prints it and exits 2.
+struct input_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct failure_record {
+  std::string program;
+  nlohmann::json options;  ///< the program's own options, as given
+  sim::run_config config;  ///< seed, strategy, cores, pct options
+  sim::run_result result;
+};
+
+nlohmann::json to_json(const failure_record& record);
+
+/// Reads and validates a record; throws input_error naming `path` and the
+/// JSON pointer of the first field that is missing or of the wrong type.
+failure_record read_failure_record(const std::string& path);
+
+/// Writes `record` to `path` (pretty-printed, one trailing newline).
+void write_failure_record(const std::string& path, const failure_record& record);
+
+/// Field access with errors that name file, pointer and expectation.
+class json_reader {
+ public:
+  json_reader(std::string file, const nlohmann::json& root) : file_(std::move(file)), root_(root) {}
+  const nlohmann::json& at(const std::string& pointer, const char* expected) const;
+  std::uint64_t u64(const std::string& pointer) const;
+  std::string string(const std::string& pointer) const;
+  [[noreturn]] void fail(const std::string& pointer, const std::string& expected) const;
+
+ private:
+  std::string file_;
+  const nlohmann::json& root_;
+};
+
+}  // namespace lockstep::cli

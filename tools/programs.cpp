@@ -1,0 +1,105 @@
+#include "tools/programs.hpp"
+
+#include <vector>
+
+namespace lockstep::cli {
+namespace {
+
+std::uint64_t option_u64(const json_reader& r, const nlohmann::json& given, const char* name,
+                         std::uint64_t fallback, std::uint64_t min, std::uint64_t max) {
+  if (!given.contains(name)) return fallback;
+  const std::string pointer = std::string("/") + name;
+  const std::uint64_t v = r.u64(pointer);
+  if (v < min || v > max) {
+    r.fail(pointer, "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                        ", found " + std::to_string(v));
+  }
+  return v;
+}
+
+bool option_bool(const json_reader& r, const nlohmann::json& given, const char* name, bool fallback) {
+  if (!given.contains(name)) return fallback;
+  const std::string pointer = std::string("/") + name;
+  const auto& v = r.at(pointer, "a boolean");
+  if (!v.is_boolean()) r.fail(pointer, "a boolean, found " + v.dump());
+  return v.get<bool>();
+}
+
+// pipeline: producers on every core send (producer, seq) through a bounded
+// channel to one consumer, which checks per-producer FIFO order and counts.
+// The canary variant counts with load + store from every core: a lost update
+// that some schedules expose and the `count` oracle reports.
+program pipeline() {
+  program p;
+  p.description =
+      "producers on every simulated core feed a bounded channel; oracles: per-producer order, "
+      "exact count (option canary=true plants a lost-update race)";
+  p.normalise = [](const json_reader& r) {
+    const nlohmann::json& given = r.at("", "an object of program options");
+    for (auto it = given.begin(); it != given.end(); ++it) {
+      if (it.key() != "producers" && it.key() != "items" && it.key() != "capacity" && it.key() != "canary") {
+        r.fail("/" + it.key(), "one of producers, items, capacity, canary (unknown option)");
+      }
+    }
+    nlohmann::json o;
+    o["producers"] = option_u64(r, given, "producers", 3, 1, 64);
+    o["items"] = option_u64(r, given, "items", 20, 1, 100000);
+    o["capacity"] = option_u64(r, given, "capacity", 4, 1, 1 << 20);
+    o["canary"] = option_bool(r, given, "canary", false);
+    return o;
+  };
+  p.run = [](sim::runtime& rt, const nlohmann::json& o) {
+    const auto producers = o["producers"].get<std::uint32_t>();
+    const auto items = o["items"].get<std::uint32_t>();
+    const bool canary = o["canary"].get<bool>();
+    auto [tx, rx] = sim::channel<std::pair<std::uint32_t, std::uint32_t>>::bounded(rt, o["capacity"].get<std::size_t>());
+    sim::atomic<std::uint64_t> sent(rt, 0);
+    std::vector<sim::task> tasks;
+    for (std::uint32_t who = 0; who < producers; ++who) {
+      tasks.push_back(rt.spawn_on(who % rt.cores(), "producer-" + std::to_string(who),
+                                  [&rt, &sent, canary, items, who, tx]() mutable {
+                                    for (std::uint32_t seq = 0; seq < items; ++seq) {
+                                      tx.send({who, seq});
+                                      if (canary) {
+                                        const std::uint64_t seen = sent.load();
+                                        sent.store(seen + 1);  // not atomic as a whole: the planted race
+                                      } else {
+                                        sent.fetch_add(1);
+                                      }
+                                      if (seq % 7 == 0) rt.sleep_for(1000);
+                                    }
+                                  }));
+    }
+    tx.reset();  // only the producers hold senders now: the consumer ends when they do
+    auto consumer = rt.spawn_on(0, "consumer", [&, producers, items] {
+      std::vector<std::int64_t> last(producers, -1);
+      std::uint64_t received = 0;
+      while (auto item = rx.recv()) {
+        const auto [who, seq] = *item;
+        sim::check(static_cast<std::int64_t>(seq) == last[who] + 1, "per-producer order",
+                   "producer " + std::to_string(who) + " sent " + std::to_string(seq) + " after " +
+                       std::to_string(last[who]));
+        last[who] = seq;
+        ++received;
+      }
+      sim::check(received == std::uint64_t{producers} * items, "every item received",
+                 std::to_string(received) + " of " + std::to_string(std::uint64_t{producers} * items));
+    });
+    for (auto& t : tasks) t.join();
+    consumer.join();
+    const std::uint64_t counted = sent.load();
+    sim::check(counted == std::uint64_t{producers} * items, "count",
+               "producers sent " + std::to_string(std::uint64_t{producers} * items) +
+                   " items but the shared counter says " + std::to_string(counted));
+  };
+  return p;
+}
+
+}  // namespace
+
+const std::map<std::string, program>& programs() {
+  static const std::map<std::string, program> all = {{"pipeline", pipeline()}};
+  return all;
+}
+
+}  // namespace lockstep::cli
