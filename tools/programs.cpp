@@ -52,7 +52,10 @@ program pipeline() {
     const auto producers = o["producers"].get<std::uint32_t>();
     const auto items = o["items"].get<std::uint32_t>();
     const bool canary = o["canary"].get<bool>();
-    auto [tx, rx] = sim::channel<std::pair<std::uint32_t, std::uint32_t>>::bounded(rt, o["capacity"].get<std::size_t>());
+    // Not a structured binding: clang 14 cannot capture those in lambdas.
+    auto channel = sim::channel<std::pair<std::uint32_t, std::uint32_t>>::bounded(rt, o["capacity"].get<std::size_t>());
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     sim::atomic<std::uint64_t> sent(rt, 0);
     std::vector<sim::task> tasks;
     for (std::uint32_t who = 0; who < producers; ++who) {
