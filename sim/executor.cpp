@@ -271,7 +271,7 @@ bool executor::finished(fiber_id id) const { return find(id) == nullptr; }
 wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* queue,
                             std::optional<std::int64_t> deadline, bool cancellable) {
   fiber& f = *current_;
-  if (cancellable || tearing_down_) check_cancel();
+  if (cancellable) check_cancel();
   if (deadline && *deadline <= now_ && queue == nullptr) {
     // Already due: a timer that fires "now" still lets others run first.
     yield_now();
@@ -295,9 +295,11 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   }
   switch_to_scheduler(f);
   const wake_reason r = f.reason;
-  // An await point leaves by unwinding as soon as cancellation is asked for;
-  // a non-cancellable wait (a mutex hand-off) only when teardown woke it.
-  if (cancellable || r == wake_reason::cancelled) check_cancel();
+  // An await point leaves by unwinding as soon as cancellation is asked for.
+  // A non-cancellable wait (mutex::lock) never throws, not even in teardown:
+  // destructors take mutexes on ordinary scope exits, where a throw would
+  // terminate the process.
+  if (cancellable) check_cancel();
   return r;
 }
 
@@ -517,7 +519,9 @@ void executor::teardown() {
   for (const auto& owned : fibers_) {
     if (!owned) continue;
     owned->cancel_requested = true;
-    if (owned->state == fiber_state::blocked && !owned->unwinding) wake(*owned, wake_reason::cancelled);
+    if (owned->state == fiber_state::blocked && owned->cancellable_wait && !owned->unwinding) {
+      wake(*owned, wake_reason::cancelled);
+    }
   }
   loop(true);
   if (live_ == 0) return;
