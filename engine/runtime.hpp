@@ -14,7 +14,8 @@
 //   suspends     — may park the calling fiber; other fibers run meanwhile.
 //   await point  — a suspension that a cancelled fiber leaves by throwing
 //                  `fiber_cancelled` (like a Rust future dropped where it
-//                  stands). Mutex::lock suspends but is NOT an await point:
+//                  stands). A catch-all in engine code rethrows it (and
+//                  run_aborted) before containing anything else. Mutex::lock suspends but is NOT an await point:
 //                  it mirrors a std::sync::Mutex and may be taken in
 //                  destructors.
 //   scheduling point — the simulator may switch to a fiber on another core
@@ -32,6 +33,7 @@
 //   rt.yield_now()                        /// await point: let other ready fibers run first
 //   rt.random() -> std::uint64_t          /// seeded (sim) or real randomness
 //   rt.abort(why)                         /// [[noreturn]] end the whole run/process now
+//                                         /// (the sim throws run_aborted: never contain it)
 //
 //   R::task            join() (await point until the fiber ends), cancel()
 //                      (its next await point throws fiber_cancelled),
@@ -82,6 +84,14 @@ namespace lockstep {
 /// Thrown at an await point of a fiber whose cancellation was requested. Let
 /// it propagate: the fiber's entry catches it, after every destructor ran.
 struct fiber_cancelled {};
+
+/// Thrown by rt.abort() where the backend unwinds instead of ending the
+/// process (the simulator: it fails the run and tears every fiber down).
+/// Like fiber_cancelled, engine code must let it through every catch-all:
+///   catch (const fiber_cancelled&) { throw; } catch (const run_aborted&) { throw; }
+struct run_aborted {
+  std::string why;
+};
 
 /// What a send did with its value.
 enum class send_status : std::uint8_t { sent, full, closed };

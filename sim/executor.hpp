@@ -118,13 +118,14 @@ struct run_result {
 };
 
 /// Thrown by rt.abort(): unwinds the calling fiber and fails the run.
-struct run_aborted {
-  std::string why;
-};
+using lockstep::run_aborted;
 
 /// Thrown by a program's oracle (see sim::check): unwinds the fiber and fails
-/// the run with failure_kind::oracle, naming the oracle.
-struct oracle_failed {
+/// the run with failure_kind::oracle, naming the oracle. A run_aborted, so
+/// engine code that contains panics lets it through.
+struct oracle_failed : run_aborted {
+  oracle_failed(std::string name, std::string what)
+      : run_aborted{name + ": " + what}, oracle(std::move(name)), message(std::move(what)) {}
   std::string oracle;
   std::string message;
 };
