@@ -30,7 +30,7 @@ struct run_options {
   std::string strategy = "random";
   std::uint32_t cores = 2;
   std::uint32_t pct_depth = 3;
-  std::uint64_t pct_steps = 10'000;
+  std::uint64_t pct_steps = 0;  // 0: measured from a random run of the same program and seed
   std::uint64_t max_steps = 10'000'000;
   std::string trace_out;
   std::string record_out;
@@ -45,7 +45,9 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
   app.add_option("--cores", o.cores, "simulated cores")->check(CLI::Range(1, 64));
   app.add_option("--pct-depth", o.pct_depth, "PCT bug depth d (d-1 priority change points)")
       ->check(CLI::Range(1, 64));
-  app.add_option("--pct-steps", o.pct_steps, "PCT: steps the change points are drawn from");
+  app.add_option("--pct-steps", o.pct_steps,
+                 "PCT: steps k the change points are drawn from (default: the length of a random run "
+                 "of the same program and seed, so change points land inside the run)");
   app.add_option("--max-steps", o.max_steps, "step budget (a livelock past it)");
   app.add_option("--record", o.record_out, "where to write the failure record");
 }
@@ -90,6 +92,21 @@ sim::run_result run_once(const prepared& p, const sim::run_config& c) {
   return sim::run(c, [&](sim::runtime& rt) { p.prog->run(rt, p.options); });
 }
 
+// PCT draws its d-1 change points from [1, k]; a k far beyond the run's
+// length leaves them all past its end, and PCT degenerates to fixed
+// priorities. Unless given, k is the step count of a random run of the same
+// program and seed: deterministic, and the right order of magnitude.
+sim::run_config with_pct_steps(const prepared& p, sim::run_config c) {
+  if (c.strategy != "pct" || c.options.pct_steps != 0) return c;
+  sim::run_config probe = c;
+  probe.strategy = "random";
+  probe.trace = sim::trace_mode::off;
+  probe.record_decisions = false;
+  const auto r = run_once(p, probe);
+  c.options.pct_steps = r.steps == 0 ? 1 : r.steps;
+  return c;
+}
+
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   if (!out) throw input_error(path + ": cannot write here");
@@ -122,7 +139,7 @@ void print_result_line(const sim::run_result& r) {
 
 int cmd_run(const run_options& o) {
   const prepared p = prepare(o.program, o.options_json);
-  const auto c = config_of(o, o.seed, o.trace_out.empty() ? sim::trace_mode::hash : sim::trace_mode::full);
+  const auto c = with_pct_steps(p, config_of(o, o.seed, o.trace_out.empty() ? sim::trace_mode::hash : sim::trace_mode::full));
   std::cout << "seed=" << o.seed << " program=" << o.program << " strategy=" << o.strategy
             << " cores=" << o.cores << "\n";
   const auto r = run_once(p, c);
@@ -140,7 +157,7 @@ int cmd_explore(const run_options& o, std::uint64_t first_seed, std::uint64_t se
   const auto started = std::chrono::steady_clock::now();
   std::uint64_t done = 0;
   for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
-    const auto c = config_of(o, seed, sim::trace_mode::hash);
+    const auto c = with_pct_steps(p, config_of(o, seed, sim::trace_mode::hash));
     const auto r = run_once(p, c);
     ++done;
     if (!r.ok()) {
@@ -181,7 +198,7 @@ int cmd_replay(const std::string& path, const std::string& trace_out) {
 int cmd_check_determinism(const run_options& o, std::uint64_t first_seed, std::uint64_t seeds) {
   const prepared p = prepare(o.program, o.options_json);
   for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
-    const auto c = config_of(o, seed, sim::trace_mode::hash);
+    const auto c = with_pct_steps(p, config_of(o, seed, sim::trace_mode::hash));
     const auto a = run_once(p, c);
     const auto b = run_once(p, c);
     std::cout << "seed=" << seed << " trace_hash=" << sim::hash_hex(a.trace_hash);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the benchmarks and writes results/bench_sim_step.md: the figures, the
+# ratios to the raw Boost.Context round trip measured in the same run, and the
+# command that produced them. Pinned to one CPU; medians of 5 repetitions.
+set -euo pipefail
+build=${1:-build-release}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=results/bench_sim_step.md
+json=$(mktemp)
+trap 'rm -f "$json"' EXIT
+cmd="taskset -c 0 $build/tools/bench_sim_step --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.5 --benchmark_format=json"
+$cmd >"$json"
+python3 - "$json" "$cmd" >"$out" <<'PY'
+import json, sys, datetime, platform
+data = json.load(open(sys.argv[1]))
+cmd = sys.argv[2]
+med = {b["run_name"]: b for b in data["benchmarks"] if b.get("aggregate_name") == "median"}
+raw = med["BM_raw_context_round_trip"]["cpu_time"]
+names = {0: "off", 1: "decision list", 2: "decision list + trace hashed", 3: "decision list + trace kept"}
+print("# Simulator scheduling step vs a raw Boost.Context round trip\n")
+print(f"Measured {data['context']['date']} on {data['context']['num_cpus']} CPUs "
+      f"({platform.machine()}), one process, pinned to CPU 0, medians of 5 repetitions.\n")
+print("Command (from the repository root, after `tools/dev bench` built `build-release`):\n")
+print("```\n" + cmd + "\n```\n")
+print(f"Raw Boost.Context `fiber` resume round trip (two switches): **{raw:.1f} ns**.\n")
+print("A step: a fiber yields, the executor picks the next runnable fiber with the seeded `random`")
+print("strategy and resumes it (two switches, as in the raw round trip).\n")
+print("| fibers | recording | ns per step | × raw round trip |")
+print("|---:|---|---:|---:|")
+for name, b in med.items():
+    if not name.startswith("BM_sim_step"): continue
+    parts = dict(p.split(":") for p in name.split("/")[1:])
+    ns = b["ns_per_step"] * 1e9
+    print(f"| {parts['fibers']} | {names[int(parts['recording'])]} | {ns:.1f} | {ns/raw:.2f} |")
+print("\nTarget (issue 2): a step with recording off costs at most 3× the raw round trip.")
+PY
+cat "$out"
