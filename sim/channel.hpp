@@ -62,7 +62,7 @@ class channel {
       while (true) {
         if (!s.receiver_alive || s.closed) return {send_status::closed, std::move(v)};
         if (s.items.size() < s.capacity) return push(std::move(v));
-        s.ex.block("channel.send", s.id, &s.send_waiters, std::nullopt, true);
+        wait_for_room(s);
       }
     }
     /// Never suspends: full or closed hands `v` back.
@@ -85,6 +85,21 @@ class channel {
     }
 
    private:
+    // A sender woken for a free slot that leaves by cancellation instead of
+    // taking it passes the wake on, or the next blocked sender would wait
+    // beside a channel with room (tokio's semaphore gives the permit back).
+    static void wait_for_room(state& s) {
+      executor& ex = s.ex;
+      try {
+        ex.block("channel.send", s.id, &s.send_waiters, std::nullopt, true);
+      } catch (const fiber_cancelled&) {
+        // Only a pop wakes with `notified`, and then the state is alive.
+        if (ex.current().reason == wake_reason::notified && s.items.size() < s.capacity) {
+          ex.wake_one(s.send_waiters);
+        }
+        throw;
+      }
+    }
     send_outcome<T> push(T v) {
       s_->items.push_back(std::move(v));
       s_->poke();

@@ -148,6 +148,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{&stacks_, &f->stack},
                                   [this, f](boost::context::fiber&& caller) {
                                     san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
+                                    f->started = true;
                                     f->caller = std::move(caller);
                                     fiber_main(this, f);
                                     return std::move(f->caller);
@@ -366,6 +367,11 @@ fiber* executor::pick(bool tearing_down) {
     return nullptr;
   }
 
+  if (tearing_down) {
+    if (++teardown_steps_ > teardown_step_budget) return nullptr;  // spinners: forced unwind next
+    if (count > 1) return take(youngest_candidate(), count);
+  }
+
   std::size_t index = 0;
   const bool decide = count > 1 && !tearing_down;
   if (decide) {
@@ -382,8 +388,27 @@ fiber* executor::pick(bool tearing_down) {
     }
   }
 
-  // Map the index back to a fiber: cores in order; an active (preempted)
-  // fiber is its core's only candidate.
+  fiber* chosen = take(index, count);
+  if (decide && config_.record_decisions) decisions_.push_back(chosen->id);
+  return chosen;
+}
+
+// Teardown unwinds the youngest fiber first: children are younger than the
+// fiber that spawned them, and their destructors may touch their parent's
+// frame (its mutex, its channel), so the parent's frame must outlive them.
+std::size_t executor::youngest_candidate() {
+  list_candidates();
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < candidates_.size(); ++i) {
+    if (candidates_[i].fiber > candidates_[best].fiber) best = i;
+  }
+  return best;
+}
+
+// Maps a candidate index back to its fiber (cores in order; an active,
+// preempted fiber is its core's only candidate), gives it its core and
+// records the step.
+fiber* executor::take(std::size_t index, std::size_t count) {
   fiber* chosen = nullptr;
   for (core_slot& c : cores_) {
     const std::size_t n = c.active ? 1 : c.ready.size();
@@ -403,7 +428,6 @@ fiber* executor::pick(bool tearing_down) {
     }
     break;
   }
-  if (decide && config_.record_decisions) decisions_.push_back(chosen->id);
   if (trace_.on()) {
     trace_.begin("step")
         .field_u("n", step_)
@@ -514,9 +538,12 @@ run_result executor::run(unique_function main) {
 void executor::teardown() {
   if (live_ == 0) return;
   tearing_down_ = true;
-  // Cancel everything still alive, oldest first; blocked fibers wake and
-  // unwind from where they wait, running every destructor.
-  for (const auto& owned : fibers_) {
+  // Cancel everything still alive, youngest first (see youngest_candidate);
+  // blocked fibers wake and unwind from where they wait, running every
+  // destructor. A fiber that never reaches an await point (a spinner) is
+  // left to the step budget and then to Boost's forced unwind.
+  for (auto it = fibers_.rbegin(); it != fibers_.rend(); ++it) {
+    const auto& owned = *it;
     if (!owned) continue;
     owned->cancel_requested = true;
     if (owned->state == fiber_state::blocked && owned->cancellable_wait && !owned->unwinding) {
@@ -528,7 +555,8 @@ void executor::teardown() {
   // Last resort: fibers blocked inside destructors while unwinding can never
   // finish. Let Boost destroy them (forced unwind); nothing may suspend now.
   destroying_ = true;
-  for (auto& owned : fibers_) {
+  for (auto it = fibers_.rbegin(); it != fibers_.rend(); ++it) {
+    auto& owned = *it;
     if (!owned) continue;
     fiber& f = *owned;
     if (f.queue != nullptr) f.queue->unlink(f);
@@ -538,6 +566,12 @@ void executor::teardown() {
     { boost::context::fiber dead = std::move(f.cont); }
     san::tsan_switch(sched_tsan_);
     san::finish_switch(sched_fake_, nullptr, nullptr);
+    if (!f.started) {
+      // Its entry never ran, so nothing told ASan we left its stack.
+      void* t = nullptr;
+      san::start_switch(&t, sched_bottom_, sched_size_);
+      san::finish_switch(t, nullptr, nullptr);
+    }
     current_ = nullptr;
     san::tsan_destroy(f.tsan_fiber);
     owned.reset();

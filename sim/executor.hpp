@@ -154,6 +154,7 @@ struct fiber {
   bool cancel_requested = false;
   bool unwinding = false;
   std::uint32_t cancel_shield = 0;
+  bool started = false;  ///< its entry has run (ASan bookkeeping for a forced destroy)
   bool done = false;
   wait_queue joiners;
   // Per-fiber C++ exception-handling globals (caught stack, uncaught count):
@@ -233,6 +234,8 @@ class executor {
   void loop(bool tearing_down);
   fiber* pick(bool tearing_down);
   void list_candidates();
+  std::size_t youngest_candidate();
+  fiber* take(std::size_t index, std::size_t count);
   void resume(fiber& f);
   void switch_to_scheduler(fiber& f);
   void make_ready(fiber& f);
@@ -272,7 +275,9 @@ class executor {
   fiber_id main_ = no_fiber;
   std::optional<failure> failed_;
   bool tearing_down_ = false;
-  bool destroying_ = false;  // Boost is force-unwinding a stuck fiber: nothing may suspend
+  bool destroying_ = false;
+  std::uint64_t teardown_steps_ = 0;
+  static constexpr std::uint64_t teardown_step_budget = 1'000'000;  // Boost is force-unwinding a stuck fiber: nothing may suspend
   // The scheduler's own stack and sanitizer context.
   const void* sched_bottom_ = nullptr;
   std::size_t sched_size_ = 0;

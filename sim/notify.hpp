@@ -1,20 +1,44 @@
-// A simulated Notify (tokio semantics): notify_one() wakes one waiter or, if
-// none waits, stores a single permit for the next notified(); notify_waiters()
-// wakes every current waiter and stores nothing.
+// A simulated Notify (tokio semantics): notify_one() hands one notification to
+// the oldest waiter or, if none waits, stores a single permit for the next
+// notified(); notify_waiters() wakes every current waiter and stores nothing.
+//
+// Invariants: a notification handed to a waiter belongs to it alone (a fiber
+// arriving later cannot take it); a waiter that is cancelled after being
+// handed one passes it on (to the next waiter, else as the permit), so a
+// notify_one is never lost to a fiber that went away. After block() returns,
+// a waiter reads only its own stack record: the notify may be gone by then
+// (at teardown, the fiber owning it can unwind first), and its destructor
+// tells every registered record so.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
+#include "engine/runtime.hpp"
 #include "sim/executor.hpp"
 
 namespace lockstep::sim {
 
 class notify {
+  // One wait, on the waiting fiber's stack; registered while it waits.
+  struct waiter {
+    fiber* self;
+    notify* owner;           // null once the notify is destroyed
+    bool handed = false;     // notify_one chose this waiter
+    bool broadcast = false;  // notify_waiters woke it
+  };
+
  public:
   explicit notify(executor& ex) : ex_(ex), id_(ex.next_object_id()) {}
   template <class R>
   explicit notify(R& rt) : notify(rt.exec()) {}
   notify(const notify&) = delete;
   notify& operator=(const notify&) = delete;
+  ~notify() {
+    for (waiter* w : registered_) w->owner = nullptr;
+  }
 
+  /// Wakes the oldest waiter, or stores one permit if nobody waits.
   void notify_one() {
     ex_.schedule_point();
     signal();
@@ -22,13 +46,22 @@ class notify {
   /// notify_one without the scheduling point, for primitives that signal a
   /// notify as part of one of their own operations.
   void signal() {
-    permit_ = true;
-    ex_.wake_one(waiters_);
+    if (waiters_.empty()) {
+      permit_ = true;
+      return;
+    }
+    fiber* f = waiters_.front();
+    record_of(*f).handed = true;
+    ex_.wake(*f, wake_reason::notified);
   }
+  /// Wakes every current waiter; stores nothing for later ones.
   void notify_waiters() {
     ex_.schedule_point();
-    ++epoch_;
-    ex_.wake_all(waiters_);
+    while (!waiters_.empty()) {
+      fiber* f = waiters_.front();
+      record_of(*f).broadcast = true;
+      ex_.wake(*f, wake_reason::notified);
+    }
   }
   /// Await point until notified.
   void notified() { (void)wait(std::nullopt); }
@@ -37,34 +70,52 @@ class notify {
 
  private:
   bool wait(std::optional<std::int64_t> deadline) {
-    ex_.schedule_point();
-    // A waiter that was handed the permit but leaves by cancellation passes
-    // it on, so a notify_one is never lost to a fiber that went away.
-    struct pass_on {
-      notify* n;
-      bool armed = true;
-      ~pass_on() {
-        if (armed && n->permit_) n->ex_.wake_one(n->waiters_);
-      }
-    } guard{this};
-    const std::uint64_t epoch = epoch_;
-    while (!permit_ && epoch_ == epoch) {
-      if (deadline && ex_.now() >= *deadline) {
-        guard.armed = false;
-        return false;
-      }
-      ex_.block("notify", id_, &waiters_, deadline, true);
+    executor& ex = ex_;  // `this` may die while we wait; the executor cannot
+    ex.schedule_point();
+    if (permit_) {
+      permit_ = false;
+      return true;
     }
-    guard.armed = false;
-    if (epoch_ == epoch) permit_ = false;  // consumed a notify_one
-    return true;
+    waiter me{&ex.current(), this};
+    registered_.push_back(&me);
+    struct registration {  // also on Boost's forced unwind at teardown
+      waiter& w;
+      ~registration() {
+        if (w.owner != nullptr) w.owner->forget(w);
+      }
+    } reg{me};
+    const std::uint64_t id = id_;
+    try {
+      while (!me.handed && !me.broadcast) {
+        if (deadline && ex.now() >= *deadline) return false;
+        ex.block("notify", id, &waiters_, deadline, true);
+      }
+      return true;
+    } catch (const fiber_cancelled&) {
+      if (me.handed && me.owner != nullptr) {
+        notify* n = me.owner;
+        n->forget(me);
+        n->signal();
+      }
+      throw;
+    }
+  }
+
+  waiter& record_of(const fiber& f) {
+    // Only a registered fiber ever sits in waiters_.
+    return **std::find_if(registered_.begin(), registered_.end(),
+                          [&f](const waiter* w) { return w->self == &f; });
+  }
+  void forget(waiter& w) {
+    registered_.erase(std::remove(registered_.begin(), registered_.end(), &w), registered_.end());
+    w.owner = nullptr;
   }
 
   executor& ex_;
   std::uint64_t id_;
   bool permit_ = false;
-  std::uint64_t epoch_ = 0;
   wait_queue waiters_;
+  std::vector<waiter*> registered_;  // the waits in progress, in no particular order
 };
 
 }  // namespace lockstep::sim

@@ -27,12 +27,15 @@ class oneshot {
    public:
     explicit sender(std::shared_ptr<state> s) : s_(std::move(s)) {}
     sender(sender&&) noexcept = default;
-    sender& operator=(sender&&) noexcept = default;
-    ~sender() {
-      if (!s_) return;
-      s_->sender_alive = false;
-      s_->ex.wake_all(s_->waiters);
+    /// Drops the sender assigned over (its receiver sees nullopt), as tokio does.
+    sender& operator=(sender&& o) noexcept {
+      if (this != &o) {
+        release();
+        s_ = std::move(o.s_);
+      }
+      return *this;
     }
+    ~sender() { release(); }
     /// False (and `v` dropped) when the receiver is gone.
     bool send(T v) {
       state& s = *s_;
@@ -44,6 +47,12 @@ class oneshot {
     }
 
    private:
+    void release() {
+      if (!s_) return;
+      s_->sender_alive = false;
+      s_->ex.wake_all(s_->waiters);
+      s_.reset();
+    }
     std::shared_ptr<state> s_;
   };
 
@@ -51,7 +60,14 @@ class oneshot {
    public:
     explicit receiver(std::shared_ptr<state> s) : s_(std::move(s)) {}
     receiver(receiver&&) noexcept = default;
-    receiver& operator=(receiver&&) noexcept = default;
+    /// Drops the receiver assigned over (its sender's send fails).
+    receiver& operator=(receiver&& o) noexcept {
+      if (this != &o) {
+        if (s_) s_->receiver_alive = false;
+        s_ = std::move(o.s_);
+      }
+      return *this;
+    }
     ~receiver() {
       if (s_) s_->receiver_alive = false;
     }

@@ -33,13 +33,16 @@ class watch {
       seen_ = s_->version;
       return s_->value;
     }
-    /// Await point until a value newer than the last seen (true), or the
-    /// sender is gone with nothing newer (false).
+    /// Await point until a value newer than the last seen (true, and it is
+    /// marked seen), or the sender is gone with nothing newer (false).
     bool changed() {
       state& s = *s_;
       s.ex.schedule_point();
       while (true) {
-        if (s.version != seen_) return true;
+        if (s.version != seen_) {
+          seen_ = s.version;  // as tokio: the newest value now counts as seen
+          return true;
+        }
         if (!s.sender_alive) return false;
         s.ex.block("watch.changed", s.id, &s.waiters, std::nullopt, true);
       }

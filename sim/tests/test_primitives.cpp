@@ -35,7 +35,7 @@ BOOST_AUTO_TEST_SUITE(mutex_semantics)
 
 BOOST_AUTO_TEST_CASE(mutual_exclusion_holds_across_cores_over_many_seeds) {
   for (std::uint32_t cores = 2; cores <= 3; ++cores) {
-    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    for (std::uint64_t seed = 0; seed < 500; ++seed) {
       BOOST_TEST_CONTEXT("seed " << seed << " cores " << cores) {
         int inside = 0;
         int max_inside = 0;
@@ -214,7 +214,7 @@ BOOST_AUTO_TEST_CASE(load_then_store_loses_updates_under_some_seed) {
 }
 
 BOOST_AUTO_TEST_CASE(fetch_add_never_loses_an_update) {
-  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+  for (std::uint64_t seed = 0; seed < 1000; ++seed) {
     BOOST_TEST_CONTEXT("seed " << seed) { BOOST_TEST(final_count(seed, false) == 10); }
   }
 }
@@ -735,7 +735,7 @@ BOOST_AUTO_TEST_CASE(cancellation_token_copies_share_state_and_cancel_wakes_wait
     cancellation_token token(rt);
     std::vector<task> tasks;
     for (std::uint32_t i = 0; i < 3; ++i) {
-      tasks.push_back(rt.spawn_on(i % 2, "w", [&, copy = token] {
+      tasks.push_back(rt.spawn_on(i % 2, "w", [&, copy = token]() mutable {
         copy.cancelled();
         ++woken;
         woke_at.push_back(rt.now());
