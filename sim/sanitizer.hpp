@@ -26,6 +26,7 @@
 #endif
 
 #if defined(LOCKSTEP_HAS_ASAN)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #if defined(LOCKSTEP_HAS_TSAN)
@@ -49,6 +50,13 @@ LOCKSTEP_ALWAYS_INLINE void finish_switch([[maybe_unused]] void* fake,
                                           [[maybe_unused]] std::size_t* size_old) {
 #if defined(LOCKSTEP_HAS_ASAN)
   __sanitizer_finish_switch_fiber(fake, bottom_old, size_old);
+#endif
+}
+
+/// Clears ASan's poison on a region about to be reused (a pooled stack).
+LOCKSTEP_ALWAYS_INLINE void unpoison([[maybe_unused]] void* base, [[maybe_unused]] std::size_t size) {
+#if defined(LOCKSTEP_HAS_ASAN)
+  __asan_unpoison_memory_region(base, size);
 #endif
 }
 

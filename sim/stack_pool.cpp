@@ -1,5 +1,7 @@
 #include "sim/stack_pool.hpp"
 
+#include "sim/sanitizer.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -20,7 +22,10 @@ stack_pool::stack_pool(std::size_t usable_bytes) {
 }
 
 stack_pool::~stack_pool() {
-  for (const region& r : mapped_) ::munmap(r.base, r.length);
+  for (const region& r : mapped_) {
+    san::unpoison(static_cast<char*>(r.base) + page_size(), usable_);
+    ::munmap(r.base, r.length);
+  }
 }
 
 boost::context::stack_context stack_pool::allocate() {
@@ -40,6 +45,11 @@ boost::context::stack_context stack_pool::allocate() {
     r = {base, length, (mapped_.size() % colours) * colour_step};
     mapped_.push_back(r);
   }
+  // ASan does not know this memory is a stack, and frames that ended by a
+  // switch or an unwind leave their scope poison behind: an earlier fiber's
+  // (or, after munmap and a new mmap at the same address, an earlier pool's)
+  // poison would otherwise fire in the next fiber's frames.
+  san::unpoison(static_cast<char*>(r.base) + page_size(), usable_);
   boost::context::stack_context sctx;
   sctx.sp = static_cast<char*>(r.base) + r.length - r.colour;
   sctx.size = usable_ - r.colour;

@@ -2,28 +2,10 @@
 
 #include <vector>
 
+#include "tools/program_options.hpp"
+
 namespace lockstep::cli {
 namespace {
-
-std::uint64_t option_u64(const json_reader& r, const nlohmann::json& given, const char* name,
-                         std::uint64_t fallback, std::uint64_t min, std::uint64_t max) {
-  if (!given.contains(name)) return fallback;
-  const std::string pointer = std::string("/") + name;
-  const std::uint64_t v = r.u64(pointer);
-  if (v < min || v > max) {
-    r.fail(pointer, "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                        ", found " + std::to_string(v));
-  }
-  return v;
-}
-
-bool option_bool(const json_reader& r, const nlohmann::json& given, const char* name, bool fallback) {
-  if (!given.contains(name)) return fallback;
-  const std::string pointer = std::string("/") + name;
-  const auto& v = r.at(pointer, "a boolean");
-  if (!v.is_boolean()) r.fail(pointer, "a boolean, found " + v.dump());
-  return v.get<bool>();
-}
 
 // pipeline: producers on every core send (producer, seq) through a bounded
 // channel to one consumer, which checks per-producer FIFO order and counts.
@@ -35,12 +17,8 @@ program pipeline() {
       "producers on every simulated core feed a bounded channel; oracles: per-producer order, "
       "exact count (option canary=true plants a lost-update race)";
   p.normalise = [](const json_reader& r) {
-    const nlohmann::json& given = r.at("", "an object of program options");
-    for (auto it = given.begin(); it != given.end(); ++it) {
-      if (it.key() != "producers" && it.key() != "items" && it.key() != "capacity" && it.key() != "canary") {
-        r.fail("/" + it.key(), "one of producers, items, capacity, canary (unknown option)");
-      }
-    }
+    const nlohmann::json& given = options_object(r);
+    reject_unknown_options(r, given, {"producers", "items", "capacity", "canary"});
     nlohmann::json o;
     o["producers"] = option_u64(r, given, "producers", 3, 1, 64);
     o["items"] = option_u64(r, given, "items", 20, 1, 100000);
@@ -101,7 +79,10 @@ program pipeline() {
 }  // namespace
 
 const std::map<std::string, program>& programs() {
-  static const std::map<std::string, program> all = {{"pipeline", pipeline()}};
+  static const std::map<std::string, program> all = {{"grommet", grommet_program()},
+                                                      {"pipeline", pipeline()},
+                                                      {"probation", probation_program()},
+                                                      {"velo", velo_program()}};
   return all;
 }
 

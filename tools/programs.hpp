@@ -20,6 +20,13 @@ struct program {
   std::function<void(sim::runtime&, const nlohmann::json& options)> run;
 };
 
+/// grommet: the shard reactor behind its router (tools/program_grommet.cpp).
+program grommet_program();
+/// velo: the per-key lane router (tools/program_velo.cpp).
+program velo_program();
+/// probation: the single-flight table (tools/program_probation.cpp).
+program probation_program();
+
 /// Every program, ordered by name.
 const std::map<std::string, program>& programs();
 
