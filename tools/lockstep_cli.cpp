@@ -211,48 +211,57 @@ int cmd_check_determinism(const run_options& o, std::uint64_t first_seed, std::u
   return exit_held;
 }
 
-// The quick start's main job: clean runs on a few seeds, then the planted
-// race found by exploration, recorded, and replayed to the same bytes.
-int cmd_demo(const std::string& record_path) {
+// The quick start's main job: every program runs clean on a few seeds; then
+// each program's canary (a planted bug) is found by exploration, recorded,
+// and replayed to the same bytes.
+int cmd_demo(const std::string& record_dir) {
   run_options o;
-  std::cout << "== pipeline, 3 producers on 2 simulated cores, seeds 1-5, strategy random\n";
-  const prepared clean = prepare("pipeline", "{}");
-  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    const auto r = run_once(clean, config_of(o, seed, sim::trace_mode::hash));
-    std::cout << "seed=" << seed << " ";
-    print_result_line(r);
-    if (!r.ok()) {
-      std::cout << r.failed->message << "\n";
+  for (const auto& [name, prog] : programs()) {
+    std::cout << "== " << name << ": " << prog.description << "\n";
+    const prepared clean = prepare(name, "{}");
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      for (const char* strategy : {"random", "pct"}) {
+        o.strategy = strategy;
+        const auto r = run_once(clean, with_pct_steps(clean, config_of(o, seed, sim::trace_mode::hash)));
+        std::cout << "seed=" << seed << " strategy=" << strategy << " ";
+        print_result_line(r);
+        if (!r.ok()) {
+          std::cout << "demo FAILED: " << r.failed->message << "\n";
+          return exit_failed;
+        }
+      }
+    }
+    o.strategy = "random";
+    const prepared canary = prepare(name, R"({"canary":true})");
+    bool found = false;
+    for (std::uint64_t seed = 1; seed <= 1000 && !found; ++seed) {
+      const auto c = config_of(o, seed, sim::trace_mode::hash);
+      const auto r = run_once(canary, c);
+      if (r.ok()) continue;
+      found = true;
+      const std::string path = record_dir + "/lockstep-demo-" + name + ".json";
+      std::cout << "canary (a planted bug) caught at seed=" << seed << ": " << sim::to_string(r.failed->kind) << "\n";
+      write_failure_record(path, failure_record{name, canary.options, c, r});
+      // The record alone must reproduce the failure with the same bytes.
+      const failure_record rec = read_failure_record(path);
+      sim::run_config rc = rec.config;
+      rc.strategy = "replay";
+      rc.options.decisions = rec.result.decisions;
+      const auto again = run_once(prepare(rec.program, rec.options.dump()), rc);
+      if (again.ok() || again.trace_hash != r.trace_hash) {
+        std::cout << "demo FAILED: replaying " << path << " did not reproduce the failure byte for byte\n";
+        return exit_failed;
+      }
+      std::cout << "replayed " << path << ": same failure, same trace_hash=" << sim::hash_hex(r.trace_hash)
+                << "\n  (lockstep replay " << shell_quote(path) << ")\n";
+    }
+    if (!found) {
+      std::cout << "demo FAILED: 1000 seeds did not expose the " << name << " canary\n";
       return exit_failed;
     }
   }
-  std::cout << "== the same pipeline with a planted lost-update race (canary), exploring seeds\n";
-  const prepared canary = prepare("pipeline", R"({"canary":true})");
-  for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
-    const auto c = config_of(o, seed, sim::trace_mode::hash);
-    const auto r = run_once(canary, c);
-    if (r.ok()) continue;
-    std::cout << "seed=" << seed << " ";
-    print_result_line(r);
-    report_failure(canary, "pipeline", c, r, record_path);
-    std::cout << "== replaying the record\n";
-    const int replayed = cmd_replay(record_path, "");
-    // The replay must reproduce the failure with the same bytes.
-    const failure_record rec = read_failure_record(record_path);
-    sim::run_config rc = rec.config;
-    rc.strategy = "replay";
-    rc.options.decisions = rec.result.decisions;
-    const auto again = run_once(canary, rc);
-    if (replayed != exit_failed || again.trace_hash != r.trace_hash || again.ok()) {
-      std::cout << "demo FAILED: the replay did not reproduce the failure byte for byte\n";
-      return exit_failed;
-    }
-    std::cout << "demo ok: clean runs held, the planted race was found at seed " << seed
-              << " and replayed to the same trace hash " << sim::hash_hex(r.trace_hash) << "\n";
-    return exit_held;
-  }
-  std::cout << "demo FAILED: 1000 seeds did not expose the planted race\n";
-  return exit_failed;
+  std::cout << "demo ok: every program held its oracles; every planted bug was caught and replayed\n";
+  return exit_held;
 }
 
 }  // namespace
@@ -287,9 +296,9 @@ int main(int argc, char** argv) {
   det->add_option("--first-seed", det_first, "first seed");
   det->add_option("--seeds", det_seeds, "how many seeds")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
 
-  std::string demo_record = "lockstep-demo-failure.json";
-  auto* demo = app.add_subcommand("demo", "the quick start: clean runs, a planted race found, recorded, replayed");
-  demo->add_option("--record", demo_record, "where the demo writes its failure record");
+  std::string demo_dir = ".";
+  auto* demo = app.add_subcommand("demo", "the quick start: every program clean, every planted bug found and replayed");
+  demo->add_option("--record-dir", demo_dir, "where the demo writes its failure records");
 
   auto* list = app.add_subcommand("programs", "list the simulated programs");
 
@@ -309,7 +318,7 @@ int main(int argc, char** argv) {
     if (*explore) return cmd_explore(explore_opts, first_seed, seeds);
     if (*replay) return cmd_replay(replay_path, replay_trace);
     if (*det) return cmd_check_determinism(det_opts, det_first, det_seeds);
-    if (*demo) return cmd_demo(demo_record);
+    if (*demo) return cmd_demo(demo_dir);
     if (*list) {
       for (const auto& [name, p] : programs()) std::cout << name << ": " << p.description << "\n";
       return exit_held;
