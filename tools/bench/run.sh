@@ -35,4 +35,27 @@ for name, b in med.items():
     print(f"| {parts['fibers']} | {names[int(parts['recording'])]} | {ns:.1f} | {ns/raw:.2f} |")
 print("\nTarget (issue 2): a step with recording off costs at most 3× the raw round trip.")
 PY
+
+# Instruction counts: exactly repeatable, so a noise-free figure for A/B work.
+if command -v valgrind >/dev/null; then
+  ir() {  # fibers yields -> total instructions
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$build/tools/sim_step_fixed" "$1" "$2" 2>&1 |
+      sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+  }
+  {
+    echo
+    echo "## Instructions per step (callgrind)"
+    echo
+    echo "\`valgrind --tool=callgrind $build/tools/sim_step_fixed FIBERS YIELDS\` at two YIELDS; the difference"
+    echo "divided by the extra steps (FIBERS × ΔYIELDS). shared/peers/limits counts 95 instructions for a bare"
+    echo "seeded pick-and-resume loop (no executor) on this kind of machine."
+    echo
+    echo "| fibers | instructions per step |"
+    echo "|---:|---:|"
+    for n in 2 64 1024; do
+      lo=$(ir "$n" 2000); hi=$(ir "$n" 4000)
+      echo "| $n | $(python3 -c "print(f'{($hi - $lo) / ($n * 2000):.1f}')") |"
+    done
+  } >>"$out"
+fi
 cat "$out"
