@@ -47,7 +47,10 @@ struct replay_divergence : std::runtime_error {
 
 struct strategy_options {
   std::uint32_t pct_depth = 3;            ///< d: bugs of depth d are found with p >= 1/(n k^(d-1))
-  std::uint64_t pct_steps = 10'000;       ///< k: the step range change points are drawn from
+  /// k: change points are drawn from [1, k]. Set it near the run's length: a
+  /// k far beyond a short run puts every change point past its end (the CLI
+  /// measures it from a random run of the same program and seed).
+  std::uint64_t pct_steps = 10'000;
   std::vector<std::uint32_t> decisions;   ///< replay: the recorded fiber ids
 };
 
