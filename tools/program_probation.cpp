@@ -21,10 +21,12 @@
 // canary=true runs a table whose resolution publishes like tokio's
 // watch::send — skipped while nobody is subscribed — so a request that joined
 // but had not yet reached wait() hangs.
+// The canary table, flight stories and ordering oracles live in
+// tools/models/probation_model.hpp, shared with
+// engine/tests/test_single_flight_races.cpp.
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "engine/single_flight.hpp"
+#include "tools/models/probation_model.hpp"
 #include "tools/program_options.hpp"
 #include "tools/programs.hpp"
 
@@ -46,174 +49,11 @@ constexpr value_type abandoned_value = -1;
 value_type answer_for(std::uint64_t flight) { return 1000 + static_cast<value_type>(flight); }
 std::string str(std::uint64_t n) { return std::to_string(n); }
 
-// --- the canary's table --------------------------------------------------------
-
-/// A single-flight table with one defect: a resolution's publication is
-/// skipped while no request is subscribed to the outcome. Everything else
-/// (state machine, join lock, identity-checked removal) is as the real one.
-class lossy_flight {
-  struct table;
-
- public:
-  using observer = single_flight<runtime, key_type, value_type>::observer;
-
-  class slot {
-   public:
-    slot(runtime& rt, key_type key, std::uint64_t id, std::shared_ptr<const observer> obs)
-        : key_(key), id_(id), obs_(std::move(obs)), state_(rt, 0), waiters_(rt, 0), cancel_(rt), outcome_(rt, std::nullopt) {}
-    bool begin_publishing() { return leave_running(publishing, flight_event::publishing); }
-    bool begin_cancel() { return leave_running(cancelled_state, flight_event::cancelled); }
-    void cancelled() { cancel_.cancelled(); }
-    std::optional<value_type> wait() {
-      auto rx = outcome_.subscribe();
-      ++subscribers_;
-      struct unsubscribe {
-        int& n;
-        ~unsubscribe() { --n; }
-      } leave{subscribers_};
-      while (true) {
-        std::optional<value_type> done = rx.borrow_and_update();
-        if (done) return done;
-        if (!rx.changed()) return std::nullopt;
-      }
-    }
-    [[nodiscard]] std::uint64_t id() const { return id_; }
-
-   private:
-    friend class lossy_flight;
-    static constexpr std::uint8_t cancelled_state = 1, publishing = 2;
-    bool leave_running(std::uint8_t to, flight_event e) {
-      std::uint8_t expected = 0;
-      if (!state_.compare_exchange(expected, to)) return false;
-      emit(e);
-      return true;
-    }
-    void emit(flight_event e) const { (*obs_)(key_, id_, e); }
-    void publish(value_type v) {
-      if (subscribers_ == 0) return;  // the defect: nobody listening, nothing stored
-      outcome_.send_replace(v);
-    }
-    key_type key_;
-    std::uint64_t id_;
-    std::shared_ptr<const observer> obs_;
-    runtime::atomic<std::uint8_t> state_;
-    runtime::atomic<std::size_t> waiters_;
-    runtime::cancellation_token cancel_;
-    runtime::watch<std::optional<value_type>> outcome_;
-    int subscribers_ = 0;
-  };
-
-  class waiter {
-   public:
-    waiter(std::shared_ptr<table> t, key_type key, std::shared_ptr<slot> s)
-        : t_(std::move(t)), key_(key), slot_(std::move(s)) {}
-    waiter(waiter&& o) noexcept : t_(o.t_), key_(o.key_), slot_(std::move(o.slot_)) {}
-    waiter(const waiter&) = delete;
-    waiter& operator=(const waiter&) = delete;
-    waiter& operator=(waiter&&) = delete;
-    ~waiter() {
-      if (!slot_) return;
-      std::lock_guard lock(t_->mu);
-      if (slot_->waiters_.fetch_sub(1) != 1) return;
-      if (slot_->begin_cancel()) {
-        slot_->cancel_.cancel();
-        remove_locked(*t_, key_, slot_);
-      }
-    }
-
-   private:
-    std::shared_ptr<table> t_;
-    key_type key_;
-    std::shared_ptr<slot> slot_;
-  };
-
-  class resolution {
-   public:
-    resolution(const lossy_flight& f, key_type key, std::shared_ptr<slot> s, value_type abandoned, std::string)
-        : t_(f.t_), key_(key), abandoned_(abandoned), slot_(std::move(s)) {}
-    resolution(resolution&& o) : t_(o.t_), key_(o.key_), abandoned_(o.abandoned_), slot_(std::move(o.slot_)) {}
-    resolution(const resolution&) = delete;
-    resolution& operator=(const resolution&) = delete;
-    resolution& operator=(resolution&&) = delete;
-    void answer(value_type v) {
-      slot_->publish(v);
-      abandoned_.reset();
-      slot_->emit(flight_event::answered);
-    }
-    ~resolution() {
-      if (!slot_) return;
-      if (abandoned_) {
-        slot_->publish(*abandoned_);
-        slot_->emit(flight_event::abandoned);
-      }
-      std::lock_guard lock(t_->mu);
-      remove_locked(*t_, key_, slot_);
-      slot_->emit(flight_event::retired);
-    }
-
-   private:
-    std::shared_ptr<table> t_;
-    key_type key_;
-    std::optional<value_type> abandoned_;
-    std::shared_ptr<slot> slot_;
-  };
-
-  struct joined {
-    std::shared_ptr<slot> work;
-    bool leader;
-    waiter guard;
-  };
-
-  lossy_flight(runtime& rt, observer obs)
-      : t_(std::make_shared<table>(rt, std::make_shared<const observer>(std::move(obs)))) {}
-
-  joined join(key_type key) {
-    std::lock_guard lock(t_->mu);
-    auto it = t_->inflight.find(key);
-    bool leader = false;
-    if (it == t_->inflight.end()) {
-      it = t_->inflight.emplace(key, std::make_shared<slot>(t_->rt, key, ++t_->next_id, t_->obs)).first;
-      leader = true;
-      it->second->emit(flight_event::started);
-    }
-    it->second->waiters_.fetch_add(1);
-    return joined{it->second, leader, waiter(t_, key, it->second)};
-  }
-  std::size_t waiting_on(const key_type& key) const {
-    std::lock_guard lock(t_->mu);
-    auto it = t_->inflight.find(key);
-    return it == t_->inflight.end() ? 0 : it->second->waiters_.load();
-  }
-  std::size_t in_flight() const {
-    std::lock_guard lock(t_->mu);
-    return t_->inflight.size();
-  }
-  void check_invariants() const {
-    std::lock_guard lock(t_->mu);
-    for (auto& [key, held] : t_->inflight) {
-      const std::uint8_t state = held->state_.load();
-      if (state == slot::cancelled_state) throw std::logic_error("a cancelled slot is still in the table");
-      if (held->waiters_.load() == 0 && state != slot::publishing)
-        throw std::logic_error("an unpublished slot without waiters is in the table");
-    }
-  }
-
- private:
-  struct table {
-    table(runtime& r, std::shared_ptr<const observer> o) : rt(r), mu(r), obs(std::move(o)) {}
-    runtime& rt;
-    runtime::mutex mu;
-    std::map<key_type, std::shared_ptr<slot>> inflight;
-    std::uint64_t next_id = 0;
-    std::shared_ptr<const observer> obs;
-  };
-  /// Removes the key's entry only if it still is `held`; the caller holds t.mu.
-  static void remove_locked(table& t, key_type key, const std::shared_ptr<slot>& held) {
-    auto it = t.inflight.find(key);
-    if (it != t.inflight.end() && it->second == held) t.inflight.erase(it);
-  }
-  std::shared_ptr<table> t_;
-};
+/// The canary's table (tools/models/probation_model.hpp): a resolution's
+/// publication is skipped while no request is subscribed to the outcome;
+/// everything else is as the real one.
+using lossy_flight = models::probation::broken_flight<runtime, key_type, value_type,
+                                                      models::probation::bug::send_skips_without_subscribers>;
 
 // --- the program ---------------------------------------------------------------------
 
@@ -232,12 +72,6 @@ struct worker_panic : std::runtime_error {
   worker_panic() : std::runtime_error("deliberate worker panic (throw_every)") {}
 };
 
-struct flight_story {
-  key_type key = 0;
-  worker_kind worker = worker_kind::answers;
-  int started = 0, cancelled = 0, publishing = 0, answered = 0, abandoned = 0, retired = 0;
-};
-
 struct request_record {
   key_type key = 0;
   std::uint64_t wave = 0;
@@ -252,7 +86,7 @@ struct request_record {
 /// the main fiber reports it (sim::check) once the run has settled.
 struct world {
   settings cfg;
-  std::map<std::uint64_t, flight_story> flights;
+  models::probation::flight_log<key_type> flights;
   std::vector<request_record> requests;
   std::vector<task> workers, helpers, watchdogs;
   std::string broken_oracle, broken_message;
@@ -272,39 +106,8 @@ struct world {
   }
 
   void observe(key_type key, std::uint64_t id, flight_event e) {
-    flight_story& s = flights[id];
-    const std::string f = "flight " + str(id) + " of key " + str(key) + ": ";
-    switch (e) {
-      case flight_event::started:
-        for (const auto& [other, o] : flights)
-          if (other != id && o.key == key && o.started && o.cancelled == 0 && o.retired == 0)
-            violate("one flight per key", f + "started while flight " + str(other) + " still held the key");
-        s.key = key;
-        s.worker = worker_for(id);
-        ++s.started;
-        break;
-      case flight_event::cancelled:
-        if (s.publishing) violate("no cancellation after publication began", f + "cancelled while publishing");
-        ++s.cancelled;
-        break;
-      case flight_event::publishing:
-        if (s.cancelled) violate("no publication after a cancellation", f + "began publishing after it was cancelled");
-        ++s.publishing;
-        break;
-      case flight_event::answered:
-        if (!s.publishing || s.cancelled) violate("no publication after a cancellation", f + "answered without winning publication");
-        if (s.answered + s.abandoned) violate("one outcome per flight", f + "resolved twice");
-        ++s.answered;
-        break;
-      case flight_event::abandoned:
-        if (s.answered + s.abandoned) violate("one outcome per flight", f + "resolved twice");
-        ++s.abandoned;
-        break;
-      case flight_event::retired:
-        if (s.answered + s.abandoned != 1) violate("one outcome per flight", f + "retired without exactly one outcome");
-        ++s.retired;
-        break;
-    }
+    models::probation::observe(flights, key, id, e,
+                               [this](const char* oracle, std::string what) { violate(oracle, std::move(what)); });
   }
 };
 
@@ -355,18 +158,9 @@ void request_body(runtime& rt, world& w, Flight& f, std::size_t i) {
   rec.joined = true;
   rec.leader = j.leader;
   rec.flight = j.work->id();
-  // Destroyed just before the waiter guard, on every way out (cancellation
-  // included): while this request counted, its flight cannot be cancelled.
-  struct still_counted {
-    world& w;
-    std::uint64_t flight;
-    std::size_t i;
-    ~still_counted() {
-      if (w.flights[flight].cancelled > 0)
-        w.violate("no cancellation under a counted waiter",
-                  "request " + str(i) + ": flight " + str(flight) + " was cancelled while it still counted");
-    }
-  } on_leaving{w, rec.flight, i};
+  // Made just after the join, so destroyed just before the waiter guard, on
+  // every way out (cancellation included).
+  models::probation::still_counted<world> on_leaving{w, rec.flight, i};
   if (j.leader) start_worker<Flight>(rt, w, f, rec.key, j.work);
   yield_some(rt, 2);
   if (rec.kind == request_kind::leaves_early) return;  // the guard leaves with it
@@ -393,12 +187,12 @@ void check_outcome(world& w) {
       w.violate("every waiter that stayed is answered", who + "wait() returned no value");
       continue;
     }
-    const flight_story& s = w.flights[r.flight];
+    const auto& s = w.flights[r.flight];
     if (*r.got == answer_for(r.flight)) {
       if (!s.answered) w.violate("waiters read their own flight's outcome", who + "read an answer never given");
     } else if (*r.got == abandoned_value) {
       if (!s.abandoned) w.violate("waiters read their own flight's outcome", who + "read 'abandoned' from a flight that was not");
-      if (s.worker == worker_kind::answers)
+      if (w.worker_for(r.flight) == worker_kind::answers)
         w.violate("waiters read their own flight's outcome", who + "was told 'abandoned' though its worker answers");
     } else {
       w.violate("waiters read their own flight's outcome", who + "read a foreign value " + std::to_string(*r.got));

@@ -16,17 +16,19 @@
 // parts, that admits and sends *after* releasing the map lock — the race the
 // real route() comment warns about: a lane can reap in between and the item
 // lands on a dead lane.
+// The canary router and the oracle live in tools/models/velo_model.hpp, shared
+// with engine/tests/test_lanes_races.cpp; a broken rule goes to sim::check.
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/lanes.hpp"
+#include "tools/models/velo_model.hpp"
 #include "tools/program_options.hpp"
 #include "tools/programs.hpp"
 
@@ -35,157 +37,20 @@ namespace {
 
 using sim::runtime;
 
-struct item {
-  std::uint64_t key;
-  std::uint64_t producer;
-  std::uint64_t seq;
-  std::uint64_t id;
-};
+using models::velo::item;
 
-using consumer_fn = std::function<void(item)>;
 using config_t = lane_router_config<std::uint64_t>;
 
-std::string str(std::uint64_t n) { return std::to_string(n); }
+using models::velo::str;
 
-/// The canary: a lane router whose route() copies the lane's sender and
-/// state out of the map, releases the lock, and only then admits and sends.
-/// Lanes, reaps and exit guards are the real router's detail parts.
-class unlocked_send_router {
-  using map_t = detail::lane_map<runtime, std::uint64_t, item>;
-  using state_t = detail::lane_state<runtime>;
-  using task_t = detail::lane_task<runtime, std::uint64_t, item>;
-
- public:
-  unlocked_send_router(runtime& rt, consumer_fn consumer, config_t cfg)
-      : rt_(rt),
-        map_(std::make_shared<map_t>(rt)),
-        consumer_(std::make_shared<const consumer_fn>(std::move(consumer))),
-        cfg_(std::move(cfg)) {}
-
-  route_result<item> route(std::uint64_t key, item it, std::optional<std::size_t> capacity) {
-    std::unique_lock<runtime::mutex> hold(map_->mu);
-    auto found = map_->lanes.find(key);
-    if (found == map_->lanes.end()) found = open_lane(key);
-    auto tx = found->second.tx;
-    const std::shared_ptr<state_t> state = found->second.state;
-    hold.unlock();  // the flaw: the lane may reap before the item is counted and sent
-    const std::size_t depth = state->pending.load();
-    if (capacity && depth >= *capacity) return {depth, std::move(it)};
-    state->pending.fetch_add(1);
-    (void)tx.send(std::move(it));  // to a reaped lane: refused, and the item is lost
-    return {depth, std::nullopt};
-  }
-
-  std::size_t lane_count() {
-    std::lock_guard<runtime::mutex> hold(map_->mu);
-    return map_->lanes.size();
-  }
-
- private:
-  std::map<std::uint64_t, detail::lane_entry<runtime, item>>::iterator open_lane(std::uint64_t key) {
-    auto [tx, rx] = runtime::channel<item>::unbounded(rt_);
-    auto state = std::make_shared<state_t>(rt_);
-    if (cfg_.observer) cfg_.observer->lane_created();
-    const std::uint32_t core = cfg_.place ? cfg_.place(key) % rt_.cores() : rt_.current_core();
-    auto task = std::make_unique<task_t>(rt_, key, std::move(rx), state, std::weak_ptr<map_t>(map_), consumer_,
-                                         cfg_.idle_ttl_ns, cfg_.observer);
-    rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
-    return map_->lanes.emplace(key, detail::lane_entry<runtime, item>{std::move(tx), std::move(state)}).first;
-  }
-
-  runtime& rt_;
-  std::shared_ptr<map_t> map_;
-  std::shared_ptr<const consumer_fn> consumer_;
-  config_t cfg_;
-};
+/// The canary (tools/models/velo_model.hpp): route() copies the lane's sender
+/// and state out of the map, releases the lock, and only then admits and sends.
+using unlocked_send_router = models::velo::canary_router<item, true, false>;
+using oracle = models::velo::oracle<item>;
 
 struct settings {
   std::uint64_t keys, producers, items, idle_ttl_ns, capacity, handler_ns, gap_ns;
   bool drop_router_early, canary;
-};
-
-/// The oracles' bookkeeping, fed by producers, consumer and lane observer.
-/// Checks that would run inside a destructor (lane_closed comes from a lane's
-/// exit guard) are deferred to `deferred` and reported by the main fiber.
-struct oracle final : lane_observer {
-  enum class fate : std::uint8_t { unrouted, admitted, refused, finished };
-
-  explicit oracle(const settings& s)
-      : fates(s.producers * s.items, fate::unrouted), handled(s.producers * s.items, 0), cfg(s) {}
-
-  // An item counts as admitted from whichever comes first: route() returning
-  // ok or the consumer seeing it; both follow the router's own admission, and
-  // "finished" precedes the router's decrement, so the count never overstates.
-  void admit(const item& it) {
-    if (fates[it.id] != fate::unrouted) return;
-    fates[it.id] = fate::admitted;
-    const std::uint64_t now = ++outstanding[it.key];
-    sim::check(cfg.capacity == 0 || now <= cfg.capacity, "capacity never exceeded",
-               "key " + str(it.key) + " holds " + str(now) + " unfinished items, capacity " + str(cfg.capacity));
-  }
-
-  void routed(const item& it, const route_result<item>& r) {
-    if (r.ok()) {
-      sim::check(cfg.capacity == 0 || r.depth < cfg.capacity, "capacity never exceeded",
-                 "item " + str(it.id) + " admitted at depth " + str(r.depth));
-      admit(it);
-      return;
-    }
-    sim::check(cfg.capacity != 0, "an uncapped route never refuses", "item " + str(it.id) + " refused");
-    sim::check(fates[it.id] == fate::unrouted, "refused items are never handled",
-               "item " + str(it.id) + " was refused but reached the consumer");
-    sim::check(r.returned && r.returned->id == it.id, "a refusal hands the very item back",
-               "item " + str(it.id));
-    fates[it.id] = fate::refused;
-  }
-
-  void consume_begin(const item& it, sim::fiber_id lane) {
-    admit(it);
-    sim::check(++handled[it.id] == 1, "every admitted item handled exactly once",
-               "item " + str(it.id) + " handled twice");
-    sim::check(++in_consumer[it.key] == 1, "at most one lane per key holding work",
-               "two lanes of key " + str(it.key) + " in the consumer at once");
-    const auto g = generation.try_emplace(lane, generation.size()).first->second;
-    const auto [newest, first] = newest_generation.try_emplace(it.key, g);
-    sim::check(first || g >= newest->second, "at most one lane per key holding work",
-               "key " + str(it.key) + " went back to an older lane");
-    newest->second = g;
-    const auto [last, none] = last_seq.try_emplace({it.key, it.producer}, it.seq);
-    sim::check(none || last->second < it.seq, "strict per-key order",
-               "key " + str(it.key) + " producer " + str(it.producer) + ": seq " + str(it.seq) + " after " +
-                   str(last->second));
-    last->second = it.seq;
-  }
-
-  void consume_end(const item& it) {
-    --in_consumer[it.key];
-    fates[it.id] = fate::finished;
-    --outstanding[it.key];
-  }
-
-  void lane_created() override { ++created; }
-  void lane_closed() override {
-    // With one key, the last live lane is the only one that can hold its work.
-    if (cfg.keys == 1 && created - closed == 1 && outstanding[0] > 0 && deferred.empty()) {
-      deferred = "the key's only lane closed with " + str(outstanding[0]) + " unfinished items";
-    }
-    ++closed;
-  }
-
-  [[nodiscard]] bool all_settled() const {
-    for (fate f : fates)
-      if (f == fate::admitted) return false;
-    return true;
-  }
-
-  std::vector<fate> fates;
-  std::vector<int> handled;
-  settings cfg;
-  std::map<std::uint64_t, std::uint64_t> outstanding, in_consumer, newest_generation;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> last_seq;
-  std::map<sim::fiber_id, std::uint64_t> generation;
-  std::uint64_t created = 0, closed = 0;
-  std::string deferred;
 };
 
 template <class Pred>
@@ -196,13 +61,14 @@ bool poll(runtime& rt, Pred pred, std::int64_t step_ns, std::uint64_t limit) {
 
 template <class Router>
 void drive(runtime& rt, const settings& s) {
-  auto o = std::make_shared<oracle>(s);
+  const std::optional<std::size_t> capacity =
+      s.capacity == 0 ? std::nullopt : std::optional<std::size_t>(s.capacity);
+  auto o = std::make_shared<oracle>(s.producers * s.items, s.keys == 1, capacity,
+                                    [](const char* name, const std::string& message) { sim::check(false, name, message); });
   config_t c;
   if (s.idle_ttl_ns != 0) c.idle_ttl_ns = static_cast<std::int64_t>(s.idle_ttl_ns);
   c.observer = o;
   c.place = [](const std::uint64_t& key) { return static_cast<std::uint32_t>(key + 1); };
-  const std::optional<std::size_t> capacity =
-      s.capacity == 0 ? std::nullopt : std::optional<std::size_t>(s.capacity);
   std::optional<Router> router;
   router.emplace(
       rt,
@@ -252,12 +118,7 @@ void drive(runtime& rt, const settings& s) {
              "created " + str(o->created) + " lanes, closed " + str(o->closed));
   sim::check(o->deferred.empty(), "no reap while work is pending", o->deferred);
   sim::check(o->all_settled(), "every admitted item handled exactly once", "admitted items never finished");
-  for (std::size_t id = 0; id < o->fates.size(); ++id) {
-    const bool refused = o->fates[id] == oracle::fate::refused;
-    sim::check(o->handled[id] == (refused ? 0 : 1), "every admitted item handled exactly once",
-               "item " + str(id) + (refused ? " (refused)" : "") + " handled " + std::to_string(o->handled[id]) +
-                   " times");
-  }
+  o->final_checks();
 }
 
 settings settings_of(const nlohmann::json& o) {

@@ -32,194 +32,22 @@
 
 #include "engine/lanes.hpp"
 #include "sim/tests/sim_test_util.hpp"
+#include "tools/models/velo_model.hpp"
 
 using namespace lockstep;
 using sim::runtime;
 
 namespace {
 
-struct item {
-  std::uint64_t key;
-  std::uint32_t producer;
-  std::uint32_t seq;
-  std::uint32_t id;
-};
+using models::velo::item;
 
-using consumer_fn = std::function<void(item)>;
 using config_t = lane_router_config<std::uint64_t>;
 
-// --- the canaries --------------------------------------------------------
-
-/// A lane router broken on purpose. SendAfterUnlock copies the lane's sender
-/// out and admits + sends after releasing the map lock (the seed's warning in
-/// route()); DecrementAtDequeue lowers pending when an item is received rather
-/// than when the consumer returns. Built from the real router's parts.
+// The canary router and the oracle live in tools/models/velo_model.hpp,
+// shared with the `velo` program.
 template <bool SendAfterUnlock, bool DecrementAtDequeue>
-class canary_router {
-  using map_t = detail::lane_map<runtime, std::uint64_t, item>;
-  using state_t = detail::lane_state<runtime>;
-
-  struct task {
-    runtime& rt;
-    std::uint64_t key;
-    std::shared_ptr<state_t> state;
-    std::weak_ptr<map_t> map;
-    std::shared_ptr<const consumer_fn> consumer;
-    std::optional<std::int64_t> ttl;
-    runtime::channel<item>::receiver rx;
-    detail::lane_exit_guard<runtime, std::uint64_t, item> guard;
-    void run() {
-      while (true) {
-        auto got = rx.recv_until(rt.now() + *ttl);
-        if (got.status == recv_status::timed_out) {
-          if (detail::try_reap<runtime, std::uint64_t, item>(map, key, state)) return;
-          continue;
-        }
-        if (got.status != recv_status::item) return;
-        if (DecrementAtDequeue) state->pending.fetch_sub(1);
-        (*consumer)(std::move(*got.item));
-        if (!DecrementAtDequeue) state->pending.fetch_sub(1);
-      }
-    }
-  };
-
- public:
-  canary_router(runtime& rt, consumer_fn consumer, config_t cfg)
-      : rt_(rt),
-        map_(std::make_shared<map_t>(rt)),
-        consumer_(std::make_shared<const consumer_fn>(std::move(consumer))),
-        cfg_(std::move(cfg)) {}
-
-  route_result<item> route(std::uint64_t key, item it, std::optional<std::size_t> capacity) {
-    std::unique_lock<runtime::mutex> hold(map_->mu);
-    auto found = map_->lanes.find(key);
-    if (found == map_->lanes.end()) found = open_lane(key);
-    auto tx = found->second.tx;
-    auto state = found->second.state;
-    if (SendAfterUnlock) hold.unlock();
-    const std::size_t depth = state->pending.load();
-    if (capacity && depth >= *capacity) return {depth, std::move(it)};
-    state->pending.fetch_add(1);
-    (void)tx.send(std::move(it));  // a send to a dead lane is lost, as with `let _ =`
-    return {depth, std::nullopt};
-  }
-
-  std::size_t lane_count() {
-    std::lock_guard<runtime::mutex> hold(map_->mu);
-    return map_->lanes.size();
-  }
-
- private:
-  typename std::map<std::uint64_t, detail::lane_entry<runtime, item>>::iterator open_lane(std::uint64_t key) {
-    auto [tx, rx] = runtime::channel<item>::unbounded(rt_);
-    auto state = std::make_shared<state_t>(rt_);
-    if (cfg_.observer) cfg_.observer->lane_created();
-    std::unique_ptr<task> t(new task{rt_, key, state, map_, consumer_, cfg_.idle_ttl_ns, std::move(rx),
-                                     {key, state, map_, cfg_.observer}});
-    rt_.spawn_on(cfg_.place(key) % rt_.cores(), "lane", [t = std::move(t)] { t->run(); });
-    return map_->lanes.emplace(key, detail::lane_entry<runtime, item>{std::move(tx), std::move(state)}).first;
-  }
-
-  runtime& rt_;
-  std::shared_ptr<map_t> map_;
-  std::shared_ptr<const consumer_fn> consumer_;
-  config_t cfg_;
-};
-
-// --- the oracles ---------------------------------------------------------
-
-/// Everything the oracles track, fed by producers, consumer and observer.
-/// Plain ints: the sim runs on one OS thread, and these are the test's own
-/// bookkeeping, not part of the program under test.
-struct oracle final : lane_observer {
-  enum class fate : std::uint8_t { unrouted, admitted, refused, finished };
-
-  oracle(std::size_t items, bool one_key, std::optional<std::size_t> cap)
-      : fates(items, fate::unrouted), handled(items, 0), single_key(one_key), capacity(cap) {}
-
-  void violate(const std::string& what) {
-    if (violations.size() < 4) violations.push_back(what);
-  }
-
-  // An item counts as admitted from whichever comes first: route() returning
-  // ok or the consumer seeing it. Both follow the router's own admission, and
-  // "finished" precedes the router's decrement, so the count never overstates
-  // what the router holds.
-  void admit(const item& it) {
-    if (fates[it.id] != fate::unrouted) return;
-    fates[it.id] = fate::admitted;
-    const int now = ++outstanding[it.key];
-    if (capacity && static_cast<std::size_t>(now) > *capacity)
-      violate("key " + std::to_string(it.key) + " holds " + std::to_string(now) + " unfinished items, capacity " +
-              std::to_string(*capacity));
-  }
-
-  void routed(const item& it, const route_result<item>& r) {
-    if (r.ok()) {
-      if (capacity && r.depth >= *capacity) violate("admitted at depth " + std::to_string(r.depth));
-      admit(it);
-    } else if (fates[it.id] != fate::unrouted) {
-      violate("item " + std::to_string(it.id) + " was refused but reached the consumer");
-    } else {
-      fates[it.id] = fate::refused;
-      ++refusals;
-    }
-  }
-
-  void consume_begin(const item& it, sim::fiber_id lane_fiber) {
-    admit(it);
-    if (++handled[it.id] != 1) violate("item " + std::to_string(it.id) + " handled twice");
-    if (++in_consumer[it.key] != 1) violate("two lanes of key " + std::to_string(it.key) + " hold work at once");
-    const auto [g, fresh] = generation.try_emplace(lane_fiber, static_cast<int>(generation.size()));
-    (void)fresh;
-    auto [m, first] = newest_generation.try_emplace(it.key, g->second);
-    if (!first && g->second < m->second) violate("key " + std::to_string(it.key) + " went back to an older lane");
-    if (g->second > m->second) m->second = g->second;
-    auto [last, none] = last_seq.try_emplace({it.key, it.producer}, it.seq);
-    if (!none && last->second >= it.seq)
-      violate("key " + std::to_string(it.key) + " producer " + std::to_string(it.producer) + ": seq " +
-              std::to_string(it.seq) + " after " + std::to_string(last->second));
-    last->second = it.seq;
-  }
-
-  void consume_end(const item& it) {
-    --in_consumer[it.key];
-    fates[it.id] = fate::finished;
-    --outstanding[it.key];
-  }
-
-  void lane_created() override { ++created; }
-  void lane_closed() override {
-    // With one key, the last live lane is the only one that can hold its work.
-    if (single_key && created - closed == 1 && outstanding[0] > 0)
-      violate("the key's only lane closed with " + std::to_string(outstanding[0]) + " unfinished items");
-    ++closed;
-  }
-
-  [[nodiscard]] bool all_settled() const {
-    for (fate f : fates)
-      if (f == fate::admitted) return false;
-    return true;
-  }
-
-  void final_checks() {
-    for (std::size_t id = 0; id < fates.size(); ++id) {
-      if (fates[id] == fate::refused && handled[id] != 0) violate("refused item handled");
-      if (fates[id] != fate::refused && handled[id] != 1)
-        violate("item " + std::to_string(id) + " handled " + std::to_string(handled[id]) + " times");
-    }
-  }
-
-  std::vector<fate> fates;
-  std::vector<int> handled;
-  bool single_key;
-  std::optional<std::size_t> capacity;
-  std::map<std::uint64_t, int> outstanding, in_consumer, newest_generation;
-  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint32_t> last_seq;
-  std::map<sim::fiber_id, int> generation;
-  int created = 0, closed = 0, refusals = 0, unfinished_at_drop = 0;
-  std::vector<std::string> violations;
-};
+using canary_router = models::velo::canary_router<item, SendAfterUnlock, DecrementAtDequeue>;
+using oracle = models::velo::oracle<item>;
 
 // --- the programs --------------------------------------------------------
 
@@ -260,8 +88,13 @@ outcome drive(const plan& p, std::uint64_t seed, const std::string& strategy, st
   cfg.options.pct_steps = 250;  // about the length of these programs, in steps
   cfg.max_steps = 2'000'000;
   const std::size_t items = p.producers * p.per_producer;
-  auto o = std::make_shared<oracle>(items, p.keys == 1, p.capacity);
   outcome out;
+  // Every violation is kept (the first 4), each named by its oracle.
+  auto o = std::make_shared<oracle>(items, p.keys == 1, p.capacity,
+                                    [&out](const char* name, const std::string& message) {
+                                      if (out.violations.size() < 4) out.violations.push_back(message + " [" + name + "]");
+                                    });
+  int unfinished_at_drop = 0;
   out.run = sim::run(cfg, [&](runtime& rt) {
     config_t c;
     c.idle_ttl_ns = p.ttl_ns;
@@ -290,20 +123,21 @@ outcome drive(const plan& p, std::uint64_t seed, const std::string& strategy, st
     if (p.wait_idle_before_drop) {
       // A reaped lane leaves the map first and reports closed a moment later.
       if (!poll(rt, [&] { return router->lane_count() == 0 && o->closed == o->created; }, p.ttl_ns, 1000))
-        o->violate("lanes never went idle: " + std::to_string(o->created - o->closed) + " still open");
+        o->violate("lanes reap once idle", "lanes never went idle: " + std::to_string(o->created - o->closed) + " still open");
     }
     if (p.before_drop) p.before_drop(rt);
-    for (auto& [key, n] : o->outstanding) o->unfinished_at_drop += n;
+    for (auto& [key, n] : o->outstanding) unfinished_at_drop += static_cast<int>(n);
     router.reset();
     if (!poll(rt, [&] { return o->closed == o->created; }, p.ttl_ns, 1000))
-      o->violate("lanes still alive after the router was dropped: " + std::to_string(o->created - o->closed));
-    if (!o->all_settled()) o->violate("admitted items never finished");
+      o->violate("every lane gone after the drop",
+                 "lanes still alive after the router was dropped: " + std::to_string(o->created - o->closed));
+    if (!o->all_settled()) o->violate("every admitted item handled exactly once", "admitted items never finished");
     o->final_checks();
   });
-  out.violations = o->violations;
-  out.refusals = o->refusals;
-  out.lanes = o->created;
-  out.dropped_with_work = o->unfinished_at_drop > 0;
+  if (!o->deferred.empty()) o->violate("no reap while work is pending", o->deferred);
+  out.refusals = static_cast<int>(o->refusals);
+  out.lanes = static_cast<int>(o->created);
+  out.dropped_with_work = unfinished_at_drop > 0;
   return out;
 }
 

@@ -3,7 +3,8 @@
 // 2 simulated cores (shard on one, producers on both), with small generated
 // programs over 4 keys.
 //
-// Oracles (checked by a model processor as things happen, and after the run):
+// Oracles (checked by the shared model processor, tools/models/grommet_model.hpp,
+// as things happen and after the run; the script checks stay here):
 // * per-key order: items of a key leave (processed or expired) in submission order;
 // * at most one item of a key in flight, and never while the key is flushing;
 // * class budgets: items of a class in process() <= max_inflight[class];
@@ -32,6 +33,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -39,6 +41,7 @@
 #include "engine/shard.hpp"
 #include "sim/runtime.hpp"
 #include "sim/tests/sim_test_util.hpp"
+#include "tools/models/grommet_model.hpp"
 
 using namespace lockstep;
 using lockstep::sim::runtime;
@@ -51,188 +54,25 @@ constexpr std::int64_t secs = 1'000 * ms;
 constexpr std::uint64_t seeds_per_strategy = 1'000;
 constexpr std::uint64_t canary_seeds = 100;
 
-enum class act : std::uint8_t { keep, drop, fail_clean, fail_in_doubt, panic, gate };
+using models::grommet::act;
+using models::grommet::job;
+using models::grommet::router_t;
+using models::grommet::world;
+using model_processor = models::grommet::processor;
 
-struct job {
-    using key_type = std::uint64_t;
-    using id_type = std::uint64_t;
-    std::uint64_t uid = 0;  // unique per run, never 0
-    std::uint64_t k = 0;
-    class_id c = 0;
-    std::optional<std::int64_t> ttl;
-    std::optional<std::uint64_t> id;
-    std::uint64_t seq = 0;  // submission order within the key, from 1
-    act does = act::keep;
-    // How the producer sends it.
-    std::int64_t gap_ns = 0;  // sleep before sending
-    bool use_try = false;
-    std::int64_t submitted_ns = 0;
-
-    key_type key() const { return k; }
-    class_id cls() const { return c; }
-    std::optional<std::int64_t> ttl_ns() const { return ttl; }
-    std::optional<id_type> request_id() const { return id; }
-};
-
-struct fault {
-    lockstep::fallout how;
-    lockstep::fallout fallout() const { return how; }
-};
-
-/// Everything the oracles see during one run.
-struct world {
-    runtime* rt = nullptr;
-    std::vector<std::size_t> budgets;
-    std::vector<std::string> problems;
-    bool detach = false;  // canary: process() returns before its work ends
-    runtime::cancellation_token* gate = nullptr;
-    std::map<std::uint64_t, int> busy_key;
-    std::map<std::uint64_t, int> flushing_key;
-    std::map<class_id, std::size_t> busy_class;
-    std::map<std::uint64_t, std::uint64_t> last_seq;
-    std::map<std::uint64_t, std::optional<std::uint64_t>> resident;
-    std::map<std::uint64_t, std::vector<std::optional<std::uint64_t>>> seen_states;
-    std::map<std::uint64_t, int> outcomes;   // uid -> times it left the shard
-    std::map<std::uint64_t, bool> returned;  // uid -> process() has returned
-    std::map<std::pair<std::uint64_t, std::uint64_t>, int> ids_sent;
-    std::vector<std::uint64_t> delivered;
-    std::vector<std::uint64_t> handed_back;
-    std::uint64_t processed = 0, panics = 0, errors = 0, in_doubt_errors = 0;
-    std::uint64_t flushes = 0, coalesced = 0, expired = 0;
-
-    void fail(std::string what) {
-        if (problems.size() < 8) problems.push_back(std::move(what) + " at t=" + std::to_string(rt->now()));
-    }
-    /// Work takes a while, or no time at all.
-    void work_a_little() {
-        switch (rt->random() % 4) {
-            case 0:
-                break;
-            case 1:
-                rt->yield_now();
-                break;
-            default:
-                rt->sleep_for(static_cast<std::int64_t>(rt->random() % 3 + 1) * 250 * us);
-                break;
-        }
-    }
-    void leave(const job& j, const char* how) {
-        if (++outcomes[j.uid] != 1) fail("item " + std::to_string(j.uid) + " left twice (last: " + how + ")");
-    }
-    void check_order(const job& j) {
-        if (j.seq <= last_seq[j.k]) {
-            fail("key " + std::to_string(j.k) + ": seq " + std::to_string(j.seq) + " left after " +
-                 std::to_string(last_seq[j.k]));
-        }
-        last_seq[j.k] = j.seq;
-    }
-};
-
-/// Holds a key's and a class's in-flight marks for the length of the work.
-struct busy_mark {
-    world& w;
-    std::uint64_t key;
-    class_id cls;
-    busy_mark(world& wr, std::uint64_t k, class_id c) : w(wr), key(k), cls(c) {
-        if (w.busy_key[key]++ != 0) w.fail("two items of key " + std::to_string(key) + " in flight");
-        if (w.flushing_key[key] != 0) w.fail("key " + std::to_string(key) + " processed while flushing");
-        if (++w.busy_class[cls] > w.budgets[cls]) w.fail("class " + std::to_string(cls) + " over budget");
-    }
-    ~busy_mark() {
-        --w.busy_key[key];
-        --w.busy_class[cls];
-    }
-    busy_mark(const busy_mark&) = delete;
-    busy_mark& operator=(const busy_mark&) = delete;
-};
-
-struct model_processor {
-    using work_type = job;
-    using state_type = std::uint64_t;
-    using error_type = fault;
-    world* w;
-
-    process_result<std::uint64_t, fault> process(const std::uint64_t& key, std::optional<std::uint64_t> state,
-                                                 job j) {
-        world& wr = *w;
-        ++wr.processed;
-        wr.leave(j, "processed");
-        wr.check_order(j);
-        if (j.ttl && wr.rt->now() >= j.submitted_ns + *j.ttl)
-            wr.fail("item " + std::to_string(j.uid) + " processed past its deadline");
-        if (state != wr.resident[key]) {
-            wr.fail("key " + std::to_string(key) + " saw state " + (state ? std::to_string(*state) : "none") +
-                    ", latest kept is " + (wr.resident[key] ? std::to_string(*wr.resident[key]) : "none"));
-        }
-        wr.seen_states[key].push_back(state);
-        if (wr.detach) {
-            (void)wr.rt->spawn("detached", [&wr, key, c = j.c] {
-                busy_mark mark(wr, key, c);
-                wr.work_a_little();
-            });
-            wr.resident[key] = j.uid;
-            wr.returned[j.uid] = true;
-            return disposition<std::uint64_t>::keep(j.uid);
-        }
-        {
-            busy_mark mark(wr, key, j.c);
-            wr.work_a_little();
-            if (j.does == act::gate) wr.gate->cancelled();
-        }
-        wr.returned[j.uid] = true;
-        switch (j.does) {
-            case act::drop:
-                wr.resident[key].reset();
-                return disposition<std::uint64_t>::drop();
-            case act::fail_clean:
-            case act::fail_in_doubt:
-                wr.resident[key].reset();
-                ++wr.errors;
-                wr.in_doubt_errors += j.does == act::fail_in_doubt ? 1 : 0;
-                return fault{j.does == act::fail_clean ? fallout::clean : fallout::in_doubt};
-            case act::panic:
-                wr.resident[key].reset();
-                ++wr.panics;
-                throw std::runtime_error("deliberate processor panic");
-            default:
-                wr.resident[key] = j.uid;
-                return disposition<std::uint64_t>::keep(j.uid);
-        }
-    }
-    void on_error(const std::uint64_t&, const fault&) {}
-    void on_evict(const std::uint64_t& key, std::uint64_t state) {
-        world& wr = *w;
-        ++wr.flushes;
-        if (wr.busy_key[key] != 0) wr.fail("key " + std::to_string(key) + " flushed while in flight");
-        if (wr.resident[key] != state) {
-            wr.fail("key " + std::to_string(key) + " flushed state " + std::to_string(state) +
-                    ", latest kept is " +
-                    (wr.resident[key] ? std::to_string(*wr.resident[key]) : "none (a second flush?)"));
-        }
-        wr.resident[key].reset();
-        ++wr.flushing_key[key];
-        wr.work_a_little();
-        --wr.flushing_key[key];
-    }
-    void on_coalesced(const std::uint64_t& key, job j) {
-        ++w->coalesced;
-        w->leave(j, "coalesced");
-        if (!j.id || w->ids_sent[{key, *j.id}] < 2)
-            w->fail("item " + std::to_string(j.uid) + " coalesced with nothing");
-    }
-    void on_expired(const std::uint64_t&, job j) {
-        ++w->expired;
-        w->leave(j, "expired");
-        w->check_order(j);
-        if (!j.ttl || w->rt->now() < j.submitted_ns + *j.ttl)
-            w->fail("item " + std::to_string(j.uid) + " expired early");
-    }
-};
-
-static_assert(Processor<model_processor>);
+/// Points the shared model's reports at `problems` (the first 8, each with the
+/// virtual time while the run lives) and sets the tests' pace of work.
+void record_problems(world& w, std::vector<std::string>& problems) {
+    w.on_violation = [&w, &problems](std::string_view oracle, const std::string& message) {
+        if (problems.size() >= 8) return;
+        std::string line = std::string(oracle) + ": " + message;
+        if (w.rt) line += " at t=" + std::to_string(w.rt->now());
+        problems.push_back(std::move(line));
+    };
+    w.sleep_ns = [](runtime& rt) { return static_cast<std::int64_t>(rt.random() % 3 + 1) * 250 * us; };
+}
 
 using mailbox_t = shard<runtime, model_processor>::mailbox;
-using router_t = router<runtime, job>;
 
 /// The shape of the generated programs; percentages per item.
 struct scenario {
@@ -293,30 +133,15 @@ std::vector<job> generate(runtime& rt, const scenario& sc, int producer, std::ui
 }
 
 void send(world& w, router_t& route, job j) {
-    runtime& rt = *w.rt;
-    if (j.gap_ns > 0) rt.sleep_for(j.gap_ns);
-    j.submitted_ns = rt.now();
-    if (j.id) ++w.ids_sent[{j.k, *j.id}];
-    const std::uint64_t uid = j.uid;
-    const std::optional<std::uint64_t> id = j.id;
-    const std::uint64_t key = j.k;
-    const bool use_try = j.use_try;
-    send_outcome<job> sent = use_try ? route.try_submit(std::move(j)) : route.submit(std::move(j));
-    if (sent.ok()) {
-        w.delivered.push_back(uid);
-        return;
-    }
-    if (!use_try) w.fail("submit refused item " + std::to_string(uid));
-    if (!sent.returned || sent.returned->uid != uid) w.fail("try_submit handed back other work");
-    w.handed_back.push_back(uid);
-    if (id) --w.ids_sent[{key, *id}];
+    if (j.gap_ns > 0) w.rt->sleep_for(j.gap_ns);
+    models::grommet::submit(w, route, std::move(j));
 }
 
 /// Polls (in virtual time) until `done()`; the seed's tests wait the same way.
 template <class Pred>
 void await(world& w, Pred done) {
     for (int i = 0; i < 1000 && !done(); ++i) w.rt->sleep_for(250 * us);
-    if (!done()) w.fail("a scripted wait never ended");
+    w.expect(done(), "scripted waits end", "a scripted wait never ended");
 }
 
 /// Key 3's scripted story, sent by producer 1 around its generated items.
@@ -358,7 +183,7 @@ void run_script(world& w, router_t& route, const scenario& sc, std::vector<job>&
     send(w, route, again);
     for (job& j : items) send(w, route, j);
     send(w, route, again2);
-    await(w, [&] { return w.coalesced >= 2; });
+    await(w, [&] { return w.shards[0].coalesced >= 2; });
     w.gate->cancel();
     await(w, [&] { return w.returned[original_uid]; });
     w.rt->sleep_for(1);  // time moves only once the reactor has harvested the completion
@@ -368,6 +193,8 @@ void run_script(world& w, router_t& route, const scenario& sc, std::vector<job>&
 outcome run_once(const scenario& sc, const std::string& strategy, std::uint64_t seed) {
     world w;
     outcome out;
+    record_problems(w, out.problems);
+    w.shards.assign(1, models::grommet::shard_tally{});
     std::vector<std::uint64_t> script_uids;
     sim::run_config rc = sim::testing::config(seed, strategy, 2);
     rc.trace = sim::trace_mode::off;
@@ -419,43 +246,14 @@ outcome run_once(const scenario& sc, const std::string& strategy, std::uint64_t 
         engine.join();
         out.stats = stats->read();
     });
-    out.problems = std::move(w.problems);
+    w.rt = nullptr;  // the run is over: its runtime is gone
     auto fail = [&](const std::string& what) { out.problems.push_back(what); };
     if (!out.run.ok()) {
         fail("run failed: " + out.run.failed->message);
         return out;
     }
-    for (std::uint64_t uid : w.delivered) {
-        if (w.outcomes[uid] != 1)
-            fail("delivered item " + std::to_string(uid) + " left " + std::to_string(w.outcomes[uid]) +
-                 " times");
-    }
-    for (std::uint64_t uid : w.handed_back) {
-        if (w.outcomes[uid] != 0) fail("handed-back item " + std::to_string(uid) + " reached the shard");
-    }
-    for (const auto& [key, state] : w.resident) {
-        if (state)
-            fail("key " + std::to_string(key) + " exited with state " + std::to_string(*state) +
-                 " never flushed");
-    }
+    models::grommet::check_after_shutdown(w, {out.stats});
     const shard_counters& c = out.stats.counters;
-    auto expect = [&](bool ok, const char* identity) {
-        if (!ok) fail(std::string("counters: ") + identity);
-    };
-    expect(c.started == c.completed + c.expired, "started == completed + expired");
-    expect(c.started + c.coalesced == w.delivered.size(), "started + coalesced == delivered");
-    expect(c.completed == w.processed, "completed == process() calls");
-    expect(c.panicked == w.panics, "panicked == panics");
-    expect(c.failed == w.errors + w.panics, "failed == errors + panics");
-    expect(c.in_doubt == w.in_doubt_errors + w.panics, "in_doubt == in-doubt errors + panics");
-    expect(c.coalesced == w.coalesced, "coalesced == on_coalesced calls");
-    expect(c.expired == w.expired, "expired == on_expired calls");
-    expect(c.evicted == w.flushes, "evicted == on_evict calls");
-    expect(c.queue_wait_ns >= 0, "queue_wait_ns >= 0");
-    const scheduler_snapshot& g = out.stats.gauges;
-    expect(g.pending == 0 && g.resident == 0 && g.flushing == 0,
-           "gauges pending/resident/flushing back to 0");
-    expect(g.inflight == std::vector<std::size_t>({0, 0}), "in-flight gauges back to 0");
     if (sc.special == scenario::script::expiry && script_uids.size() == 2) {
         if (w.outcomes[script_uids[1]] != 1 || w.seen_states[3].empty())
             fail("the retry after expiry did not run");

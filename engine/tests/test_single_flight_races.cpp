@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -20,6 +19,7 @@
 
 #include "engine/single_flight.hpp"
 #include "sim/tests/sim_test_util.hpp"
+#include "tools/models/probation_model.hpp"
 
 using namespace lockstep;
 using lockstep::sim::runtime;
@@ -33,170 +33,10 @@ constexpr key_type the_key = 1;
 constexpr value_type abandoned_value = -1;
 value_type answer_for(std::uint64_t flight) { return 1000 + static_cast<value_type>(flight); }
 
-// --- canaries: the table with one deliberate defect each ----------------------
-
-enum class bug : std::uint8_t {
-  send_skips_without_subscribers,  ///< publishes like tokio's `send`, not send_replace
-  decrement_outside_lock,          ///< the waiter guard decrements before taking the table lock
-  removal_without_identity_check,  ///< a resolution removes whatever slot holds its key
-};
-
-template <class R, class K, class V, bug B>
-class broken_flight {
-  struct table;
-
- public:
-  using observer = typename single_flight<R, K, V>::observer;
-
-  class slot {
-   public:
-    slot(R& rt, K key, std::uint64_t id, std::shared_ptr<const observer> obs)
-        : key_(key), id_(id), obs_(std::move(obs)), state_(rt, 0), waiters_(rt, 0), cancel_(rt), outcome_(rt, std::nullopt) {}
-    bool begin_publishing() { return transition(2, flight_event::publishing); }
-    bool begin_cancel() { return transition(1, flight_event::cancelled); }
-    void cancelled() { cancel_.cancelled(); }
-    std::optional<V> wait() {
-      auto outcome = outcome_.subscribe();
-      struct subscription {
-        int& n;
-        explicit subscription(int& c) : n(c) { ++n; }
-        ~subscription() { --n; }
-      } counted(subscribers_);
-      while (true) {
-        std::optional<V> done = outcome.borrow_and_update();
-        if (done.has_value()) return done;
-        if (!outcome.changed()) return std::nullopt;
-      }
-    }
-    [[nodiscard]] std::uint64_t id() const { return id_; }
-
-   private:
-    friend class broken_flight;
-    bool transition(std::uint8_t to, flight_event e) {
-      std::uint8_t expected = 0;
-      if (!state_.compare_exchange(expected, to)) return false;
-      emit(e);
-      return true;
-    }
-    void emit(flight_event e) const { (*obs_)(key_, id_, e); }
-    // tokio's watch::Sender::send: refused, and nothing stored, with no receiver.
-    void publish(std::optional<V> v) {
-      if (B == bug::send_skips_without_subscribers && subscribers_ == 0) return;
-      outcome_.send_replace(std::move(v));
-    }
-    K key_;
-    std::uint64_t id_;
-    std::shared_ptr<const observer> obs_;
-    typename R::template atomic<std::uint8_t> state_;
-    typename R::template atomic<std::size_t> waiters_;
-    typename R::cancellation_token cancel_;
-    typename R::template watch<std::optional<V>> outcome_;
-    int subscribers_ = 0;
-  };
-
-  class waiter {
-   public:
-    waiter(broken_flight f, K key, std::shared_ptr<slot> s) : f_(std::move(f)), key_(key), slot_(std::move(s)) {}
-    waiter(waiter&& o) noexcept : f_(o.f_), key_(o.key_), slot_(std::move(o.slot_)) {}
-    ~waiter() {
-      if (!slot_) return;
-      std::size_t before = 0;
-      if (B == bug::decrement_outside_lock) before = slot_->waiters_.fetch_sub(1);
-      std::lock_guard lock(f_.t_->mu);
-      if (B != bug::decrement_outside_lock) before = slot_->waiters_.fetch_sub(1);
-      if (before != 1) return;
-      if (slot_->begin_cancel()) {
-        slot_->cancel_.cancel();
-        auto it = f_.t_->inflight.find(key_);
-        if (it != f_.t_->inflight.end() && it->second == slot_) f_.t_->inflight.erase(it);
-      }
-    }
-
-   private:
-    broken_flight f_;
-    K key_;
-    std::shared_ptr<slot> slot_;
-  };
-
-  class resolution {
-   public:
-    resolution(broken_flight f, K key, std::shared_ptr<slot> s, V abandoned, std::string)
-        : f_(std::move(f)), key_(key), abandoned_(abandoned), slot_(std::move(s)) {}
-    resolution(resolution&& o) : f_(o.f_), key_(o.key_), abandoned_(o.abandoned_), slot_(std::move(o.slot_)) {}
-    void answer(V v) {
-      slot_->publish(std::optional<V>(v));
-      abandoned_.reset();
-      slot_->emit(flight_event::answered);
-    }
-    ~resolution() {
-      if (!slot_) return;
-      if (abandoned_) {
-        slot_->publish(abandoned_);
-        slot_->emit(flight_event::abandoned);
-      }
-      std::lock_guard lock(f_.t_->mu);
-      auto it = f_.t_->inflight.find(key_);
-      const bool identity = B != bug::removal_without_identity_check;
-      if (it != f_.t_->inflight.end() && (!identity || it->second == slot_)) f_.t_->inflight.erase(it);
-      slot_->emit(flight_event::retired);
-    }
-
-   private:
-    broken_flight f_;
-    K key_;
-    std::optional<V> abandoned_;
-    std::shared_ptr<slot> slot_;
-  };
-
-  struct joined {
-    std::shared_ptr<slot> work;
-    bool leader;
-    waiter guard;
-  };
-
-  broken_flight(R& rt, observer obs) : t_(std::make_shared<table>(rt, std::make_shared<const observer>(std::move(obs)))) {}
-
-  joined join(K key) {
-    std::lock_guard lock(t_->mu);
-    auto it = t_->inflight.find(key);
-    bool leader = false;
-    if (it == t_->inflight.end()) {
-      it = t_->inflight.emplace(key, std::make_shared<slot>(t_->rt, key, ++t_->next_id, t_->obs)).first;
-      leader = true;
-      it->second->emit(flight_event::started);
-    }
-    it->second->waiters_.fetch_add(1);
-    return joined{it->second, leader, waiter(*this, key, it->second)};
-  }
-  std::size_t waiting_on(const K& key) const {
-    std::lock_guard lock(t_->mu);
-    auto it = t_->inflight.find(key);
-    return it == t_->inflight.end() ? 0 : it->second->waiters_.load();
-  }
-  std::size_t in_flight() const {
-    std::lock_guard lock(t_->mu);
-    return t_->inflight.size();
-  }
-  void check_invariants() const {
-    std::lock_guard lock(t_->mu);
-    for (auto& [key, held] : t_->inflight) {
-      const std::uint8_t state = held->state_.load();
-      if (state == 1) throw std::logic_error("a cancelled slot is still in the table");
-      if (held->waiters_.load() == 0 && state != 2) throw std::logic_error("an unpublished slot without waiters is in the table");
-    }
-  }
-
- private:
-  struct table {
-    table(R& r, std::shared_ptr<const observer> o) : rt(r), mu(r), obs(std::move(o)) {}
-    R& rt;
-    typename R::mutex mu;
-    std::map<K, std::shared_ptr<slot>> inflight;
-    std::uint64_t next_id = 0;
-    std::shared_ptr<const observer> obs;
-  };
-  std::shared_ptr<table> t_;
-};
+// The canaries' broken tables, the flight stories and the ordering oracles
+// live in tools/models/probation_model.hpp, shared with the `probation` program.
+using models::probation::broken_flight;
+using models::probation::bug;
 
 // --- the race programs ------------------------------------------------------------
 
@@ -214,11 +54,6 @@ struct worker_panic : std::runtime_error {
   worker_panic() : std::runtime_error("worker panicked") {}
 };
 
-/// What one flight did, in the order the observer saw it.
-struct flight_story {
-  int started = 0, cancelled = 0, publishing = 0, answered = 0, abandoned = 0, retired = 0;
-};
-
 struct request_record {
   bool joined = false;
   bool leader = false;
@@ -230,7 +65,7 @@ struct request_record {
 
 /// Everything one run records; plain fields are safe: the simulator is one OS thread.
 struct world {
-  std::map<std::uint64_t, flight_story> flights;
+  models::probation::flight_log<key_type> flights;
   std::vector<request_record> requests;
   std::vector<task> workers, watchdogs;
   std::vector<std::string> violations;
@@ -240,40 +75,14 @@ struct world {
   std::size_t final_in_flight = 99;
 
   void violate(std::string what) { violations.push_back(std::move(what)); }
+  /// The shared oracles' form: every violation is kept, named by its oracle.
+  void violate(const char* oracle, std::string what) { violate(std::move(what) + " [" + oracle + "]"); }
 
   /// The ordering oracles, checked at the instant each transition happens.
   void observe(std::uint64_t id, flight_event e) {
-    flight_story& s = flights[id];
-    const std::string f = "flight " + std::to_string(id) + ": ";
-    switch (e) {
-      case flight_event::started:
-        for (const auto& [other, o] : flights)
-          if (other != id && o.cancelled == 0 && o.retired == 0)
-            violate(f + "started while flight " + std::to_string(other) + " still held the key");
-        ++s.started;
-        break;
-      case flight_event::cancelled:
-        if (s.publishing) violate(f + "cancelled after its publication began");
-        ++s.cancelled;
-        break;
-      case flight_event::publishing:
-        if (s.cancelled) violate(f + "publication began after it was cancelled");
-        ++s.publishing;
-        break;
-      case flight_event::answered:
-        if (!s.publishing || s.cancelled) violate(f + "answered without winning publication");
-        if (s.answered + s.abandoned) violate(f + "resolved twice");
-        ++s.answered;
-        break;
-      case flight_event::abandoned:
-        if (s.answered + s.abandoned) violate(f + "resolved twice");
-        ++s.abandoned;
-        break;
-      case flight_event::retired:
-        if (s.answered + s.abandoned != 1) violate(f + "retired without exactly one outcome");
-        ++s.retired;
-        break;
-    }
+    models::probation::observe(flights, the_key, id, e, [this](const char* oracle, std::string what) {
+      violate(oracle, std::move(what));
+    });
   }
 };
 
@@ -322,18 +131,8 @@ void request_body(runtime& rt, world& w, const scenario& sc, Flight& f, std::siz
   rec.leader = j.leader;
   rec.flight = j.work->id();
   const bool answered_at_join = w.flights[rec.flight].answered > 0;
-  // Destroyed just before this request's waiter guard, on every way out: while
-  // it was counted, its flight cannot have been cancelled.
-  struct still_counted {
-    world& w;
-    std::uint64_t flight;
-    std::size_t i;
-    ~still_counted() {
-      if (w.flights[flight].cancelled > 0)
-        w.violate("request " + std::to_string(i) + ": flight " + std::to_string(flight) +
-                  " was cancelled while it still counted as a waiter");
-    }
-  } check_on_leaving{w, rec.flight, i};
+  // While it was counted, its flight cannot have been cancelled.
+  models::probation::still_counted<world> check_on_leaving{w, rec.flight, i};
   if (j.leader) start_worker<Flight>(rt, w, sc, f, j.work);
   if (sc.requests[i] == request_kind::leaves_early) {
     for (std::uint64_t n = rt.random() % 3; n > 0; --n) rt.yield_now();
@@ -368,7 +167,7 @@ void check_outcome(world& w, const scenario& sc) {
       w.violate(who + "wait() returned no value");
       continue;
     }
-    const flight_story& s = w.flights[r.flight];
+    const auto& s = w.flights[r.flight];
     if (*r.got == answer_for(r.flight)) {
       if (!s.answered) w.violate(who + "read an answer its flight never gave");
     } else if (*r.got == abandoned_value) {

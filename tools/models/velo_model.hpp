@@ -1,0 +1,248 @@
+// tools/models/velo_model.hpp — what the lane router race tests
+// (engine/tests/test_lanes_races.cpp) and the `velo` program
+// (tools/program_velo.cpp) share: a lane router broken on purpose for their
+// canaries, and the oracle fed by producers, consumer and lane observer.
+//
+// Oracles: strict order per (key, producer); every admitted item handled
+// exactly once and every refused one never (a refusal hands the very item
+// back, and an uncapped route never refuses); at most one lane per key
+// holding work (no two consumer calls of a key overlap, and the lane a key is
+// served by never goes back to an older one); capacity never exceeded; with
+// one key, its only live lane never closes while an item is unfinished.
+//
+// Failure reporting: a broken rule goes to the caller's violate(oracle,
+// message) — sim::check in the program (the run aborts there), a record in
+// the tests. lane_closed runs in a lane's exit guard (a destructor), where
+// nothing may throw: it only records the first such break in `deferred`,
+// which the caller reports once the run has settled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/lanes.hpp"
+#include "sim/runtime.hpp"
+
+namespace lockstep::models::velo {
+
+using sim::runtime;
+
+/// One routed item: producer `producer` sends its seq-th item, with run-wide
+/// index `id` (0 .. items-1), to `key`.
+struct item {
+  std::uint64_t key;
+  std::uint64_t producer;
+  std::uint64_t seq;
+  std::uint64_t id;
+};
+
+// --- the canary router --------------------------------------------------------
+
+/// A lane router broken on purpose, built from the real router's detail
+/// parts. SendAfterUnlock copies the lane's sender and state out of the map,
+/// releases the lock, and only then admits and sends (the race the real
+/// route() warns about: the lane may reap in between and the item lands on a
+/// dead lane); DecrementAtDequeue lowers pending when an item is received
+/// rather than when the consumer returns. With neither flaw it is the real
+/// algorithm.
+template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue>
+class canary_router {
+  using consumer_fn = std::function<void(Item)>;
+  using config_t = lane_router_config<std::uint64_t>;
+  using map_t = detail::lane_map<runtime, std::uint64_t, Item>;
+  using state_t = detail::lane_state<runtime>;
+
+  /// detail::lane_task but for the early decrement.
+  struct dequeue_task {
+    runtime& rt;
+    std::uint64_t key;
+    std::shared_ptr<state_t> state;
+    std::weak_ptr<map_t> map;
+    std::shared_ptr<const consumer_fn> consumer;
+    std::optional<std::int64_t> ttl;
+    typename runtime::channel<Item>::receiver rx;
+    detail::lane_exit_guard<runtime, std::uint64_t, Item> guard;
+    void run() {
+      while (true) {
+        std::optional<Item> item;
+        if (ttl) {
+          auto got = rx.recv_until(rt.now() + *ttl);
+          if (got.status == recv_status::timed_out) {
+            if (detail::try_reap<runtime, std::uint64_t, Item>(map, key, state)) return;
+            continue;
+          }
+          if (got.status != recv_status::item) return;
+          item = std::move(got.item);
+        } else {
+          item = rx.recv();
+          if (!item) return;
+        }
+        state->pending.fetch_sub(1);  // the flaw: the item still is work until the consumer returns
+        (*consumer)(std::move(*item));
+      }
+    }
+  };
+
+ public:
+  canary_router(runtime& rt, consumer_fn consumer, config_t cfg)
+      : rt_(rt),
+        map_(std::make_shared<map_t>(rt)),
+        consumer_(std::make_shared<const consumer_fn>(std::move(consumer))),
+        cfg_(std::move(cfg)) {}
+
+  route_result<Item> route(std::uint64_t key, Item it, std::optional<std::size_t> capacity) {
+    std::unique_lock<runtime::mutex> hold(map_->mu);
+    auto found = map_->lanes.find(key);
+    if (found == map_->lanes.end()) found = open_lane(key);
+    auto tx = found->second.tx;
+    const std::shared_ptr<state_t> state = found->second.state;
+    if (SendAfterUnlock) hold.unlock();  // the flaw: the lane may reap before the item is counted and sent
+    const std::size_t depth = state->pending.load();
+    if (capacity && depth >= *capacity) return {depth, std::move(it)};
+    state->pending.fetch_add(1);
+    (void)tx.send(std::move(it));  // to a reaped lane: refused, and the item is lost
+    return {depth, std::nullopt};
+  }
+
+  std::size_t lane_count() {
+    std::lock_guard<runtime::mutex> hold(map_->mu);
+    return map_->lanes.size();
+  }
+
+ private:
+  typename std::map<std::uint64_t, detail::lane_entry<runtime, Item>>::iterator open_lane(std::uint64_t key) {
+    auto [tx, rx] = runtime::channel<Item>::unbounded(rt_);
+    auto state = std::make_shared<state_t>(rt_);
+    if (cfg_.observer) cfg_.observer->lane_created();
+    const std::uint32_t core = cfg_.place ? cfg_.place(key) % rt_.cores() : rt_.current_core();
+    if constexpr (DecrementAtDequeue) {
+      // Aggregate-initialised in place: the exit guard cannot move.
+      std::unique_ptr<dequeue_task> task(new dequeue_task{rt_, key, state, map_, consumer_, cfg_.idle_ttl_ns,
+                                                          std::move(rx), {key, state, map_, cfg_.observer}});
+      rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
+    } else {
+      auto task = std::make_unique<detail::lane_task<runtime, std::uint64_t, Item>>(
+          rt_, key, std::move(rx), state, std::weak_ptr<map_t>(map_), consumer_, cfg_.idle_ttl_ns, cfg_.observer);
+      rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
+    }
+    return map_->lanes.emplace(key, detail::lane_entry<runtime, Item>{std::move(tx), std::move(state)}).first;
+  }
+
+  runtime& rt_;
+  std::shared_ptr<map_t> map_;
+  std::shared_ptr<const consumer_fn> consumer_;
+  config_t cfg_;
+};
+
+// --- the oracle ---------------------------------------------------------------
+
+inline std::string str(std::uint64_t n) { return std::to_string(n); }
+
+/// The oracles' bookkeeping, fed by producers (routed), the consumer
+/// (consume_begin/end) and the lane observer. Plain fields: the simulator is
+/// one OS thread. Item has key, producer, seq and id (0 .. items-1).
+template <class Item>
+struct oracle final : lane_observer {
+  enum class fate : std::uint8_t { unrouted, admitted, refused, finished };
+  using violate_fn = std::function<void(const char* oracle, const std::string& message)>;
+
+  oracle(std::size_t items, bool one_key, std::optional<std::size_t> cap, violate_fn v)
+      : fates(items, fate::unrouted), handled(items, 0), single_key(one_key), capacity(cap), violate(std::move(v)) {}
+
+  // An item counts as admitted from whichever comes first: route() returning
+  // ok or the consumer seeing it. Both follow the router's own admission, and
+  // "finished" precedes the router's decrement, so the count never overstates
+  // what the router holds.
+  void admit(const Item& it) {
+    if (fates[it.id] != fate::unrouted) return;
+    fates[it.id] = fate::admitted;
+    const std::uint64_t now = ++outstanding[it.key];
+    if (capacity && now > *capacity)
+      violate("capacity never exceeded",
+              "key " + str(it.key) + " holds " + str(now) + " unfinished items, capacity " + str(*capacity));
+  }
+
+  void routed(const Item& it, const route_result<Item>& r) {
+    if (r.ok()) {
+      if (capacity && r.depth >= *capacity)
+        violate("capacity never exceeded", "item " + str(it.id) + " admitted at depth " + str(r.depth));
+      admit(it);
+      return;
+    }
+    if (!capacity) violate("an uncapped route never refuses", "item " + str(it.id) + " refused");
+    if (fates[it.id] != fate::unrouted) {
+      violate("refused items are never handled", "item " + str(it.id) + " was refused but reached the consumer");
+      return;
+    }
+    if (!(r.returned && r.returned->id == it.id)) violate("a refusal hands the very item back", "item " + str(it.id));
+    fates[it.id] = fate::refused;
+    ++refusals;
+  }
+
+  void consume_begin(const Item& it, sim::fiber_id lane) {
+    admit(it);
+    if (++handled[it.id] != 1) violate("every admitted item handled exactly once", "item " + str(it.id) + " handled twice");
+    if (++in_consumer[it.key] != 1)
+      violate("at most one lane per key holding work", "two lanes of key " + str(it.key) + " in the consumer at once");
+    const std::uint64_t g = generation.try_emplace(lane, generation.size()).first->second;
+    const auto [newest, first] = newest_generation.try_emplace(it.key, g);
+    if (!first && g < newest->second)
+      violate("at most one lane per key holding work", "key " + str(it.key) + " went back to an older lane");
+    if (g > newest->second) newest->second = g;
+    const auto [last, none] = last_seq.try_emplace({it.key, it.producer}, it.seq);
+    if (!none && last->second >= it.seq)
+      violate("strict per-key order", "key " + str(it.key) + " producer " + str(it.producer) + ": seq " +
+                                          str(it.seq) + " after " + str(last->second));
+    last->second = it.seq;
+  }
+
+  void consume_end(const Item& it) {
+    --in_consumer[it.key];
+    fates[it.id] = fate::finished;
+    --outstanding[it.key];
+  }
+
+  void lane_created() override { ++created; }
+  void lane_closed() override {
+    // With one key, the last live lane is the only one that can hold its work.
+    if (single_key && created - closed == 1 && outstanding[0] > 0 && deferred.empty())
+      deferred = "the key's only lane closed with " + str(outstanding[0]) + " unfinished items";
+    ++closed;
+  }
+
+  [[nodiscard]] bool all_settled() const {
+    for (fate f : fates)
+      if (f == fate::admitted) return false;
+    return true;
+  }
+
+  /// After the run: every admitted item handled once, every refused one never.
+  void final_checks() {
+    for (std::size_t id = 0; id < fates.size(); ++id) {
+      const bool refused = fates[id] == fate::refused;
+      if (handled[id] != (refused ? 0 : 1))
+        violate("every admitted item handled exactly once",
+                "item " + str(id) + (refused ? " (refused)" : "") + " handled " + std::to_string(handled[id]) + " times");
+    }
+  }
+
+  std::vector<fate> fates;
+  std::vector<int> handled;
+  bool single_key;
+  std::optional<std::size_t> capacity;
+  violate_fn violate;
+  std::map<std::uint64_t, std::uint64_t> outstanding, in_consumer, newest_generation;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> last_seq;
+  std::map<sim::fiber_id, std::uint64_t> generation;
+  std::uint64_t created = 0, closed = 0, refusals = 0;
+  std::string deferred;  // "no reap while work is pending", broken in a destructor
+};
+
+}  // namespace lockstep::models::velo
