@@ -26,7 +26,9 @@ constexpr int exit_bad_input = 2;
 struct run_options {
   std::string program = "pipeline";
   std::string options_json = "{}";
-  std::uint64_t seed = 1;
+  std::uint64_t seed = 1;        // run
+  std::uint64_t first_seed = 1;  // explore, check-determinism
+  std::uint64_t seeds = 100;
   std::string strategy = "random";
   std::uint32_t cores = 2;
   std::uint32_t pct_depth = 3;
@@ -39,7 +41,13 @@ struct run_options {
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
   app.add_option("--program", o.program, "simulated program (see `lockstep programs`)");
   app.add_option("--options", o.options_json, "the program's options as a JSON object");
-  if (with_seed) app.add_option("--seed", o.seed, "seed of the run");
+  if (with_seed) {
+    app.add_option("--seed", o.seed, "seed of the run");
+  } else {
+    app.add_option("--first-seed", o.first_seed, "first seed");
+    app.add_option("--seeds", o.seeds, "how many seeds")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  }
   app.add_option("--strategy", o.strategy, "random | pct | fifo")
       ->check(CLI::IsMember({"random", "pct", "fifo"}));
   app.add_option("--cores", o.cores, "simulated cores")->check(CLI::Range(1, 64));
@@ -278,11 +286,8 @@ int main(int argc, char** argv) {
   run->add_option("--trace", run_opts.trace_out, "write the trace (JSON Lines) here");
 
   run_options explore_opts;
-  std::uint64_t first_seed = 1, seeds = 100;
   auto* explore = app.add_subcommand("explore", "run many seeds; stop at and record the first failure");
   add_run_flags(*explore, explore_opts, false);
-  explore->add_option("--first-seed", first_seed, "first seed");
-  explore->add_option("--seeds", seeds, "how many seeds")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
 
   std::string replay_path, replay_trace;
   auto* replay = app.add_subcommand("replay", "replay a failure record's decisions; compare trace hashes");
@@ -290,11 +295,9 @@ int main(int argc, char** argv) {
   replay->add_option("--trace", replay_trace, "write the replayed trace (JSON Lines) here");
 
   run_options det_opts;
-  std::uint64_t det_first = 1, det_seeds = 10;
+  det_opts.seeds = 10;
   auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
   add_run_flags(*det, det_opts, false);
-  det->add_option("--first-seed", det_first, "first seed");
-  det->add_option("--seeds", det_seeds, "how many seeds")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
 
   std::string demo_dir = ".";
   auto* demo = app.add_subcommand("demo", "the quick start: every program clean, every planted bug found and replayed");
@@ -315,9 +318,9 @@ int main(int argc, char** argv) {
 
   try {
     if (*run) return cmd_run(run_opts);
-    if (*explore) return cmd_explore(explore_opts, first_seed, seeds);
+    if (*explore) return cmd_explore(explore_opts, explore_opts.first_seed, explore_opts.seeds);
     if (*replay) return cmd_replay(replay_path, replay_trace);
-    if (*det) return cmd_check_determinism(det_opts, det_first, det_seeds);
+    if (*det) return cmd_check_determinism(det_opts, det_opts.first_seed, det_opts.seeds);
     if (*demo) return cmd_demo(demo_dir);
     if (*list) {
       for (const auto& [name, p] : programs()) std::cout << name << ": " << p.description << "\n";
