@@ -3,7 +3,7 @@
 // Engine components are templates over a type `R` that satisfies `Runtime`.
 // Two backends provide one: `lockstep::sim::runtime` (one OS thread, a virtual
 // clock, seeded fibers) and the real pinned-thread backend. Engine code never
-// touches std::thread, std::mutex, std::atomic, a clock or rand() directly;
+// touches raw OS threads, locks, atomics, clocks or C randomness directly;
 // that rule is what makes the same code simulable (held by
 // tools/check_determinism_rules.sh).
 //
