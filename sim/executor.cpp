@@ -112,7 +112,6 @@ executor::executor(const run_config& config)
   sched_tsan_ = san::tsan_current();
   eh_ = eh();
   uniform_ = strategy_->uniform_source();
-  list_candidates_ = strategy_->needs_candidates();
 }
 
 executor::~executor() {
@@ -355,11 +354,11 @@ trace& executor::note(std::string_view event) {
 
 // --- the scheduler loop -----------------------------------------------------
 
-fiber* executor::pick(bool tearing_down) {
+fiber* executor::pick() {
   const std::size_t count = candidates_total_;
   if (count == 0) return nullptr;
   ++step_;
-  if (step_ > config_.max_steps && !tearing_down) {
+  if (step_ > config_.max_steps && !tearing_down_) {
     fail(failure_kind::step_budget,
          "step budget of " + std::to_string(config_.max_steps) +
              " exhausted: a livelock (fibers keep running without finishing), or a budget too "
@@ -367,18 +366,18 @@ fiber* executor::pick(bool tearing_down) {
     return nullptr;
   }
 
-  if (tearing_down) {
+  if (tearing_down_) {
     if (++teardown_steps_ > teardown_step_budget) return nullptr;  // spinners: forced unwind next
     if (count > 1) return take(youngest_candidate(), count);
   }
 
   std::size_t index = 0;
-  const bool decide = count > 1 && !tearing_down;
+  const bool decide = count > 1 && !tearing_down_;
   if (decide) {
     if (uniform_ != nullptr) {
       index = static_cast<std::size_t>(uniform_->below(count));
     } else {
-      if (list_candidates_) list_candidates();
+      list_candidates();
       try {
         index = strategy_->pick(candidates_, count, step_);
       } catch (const replay_divergence& e) {
@@ -482,12 +481,12 @@ bool executor::advance_time() {
   return false;
 }
 
-void executor::loop(bool tearing_down) {
+void executor::loop() {
   while (true) {
-    if (stop_ && !tearing_down) return;
-    fiber* f = pick(tearing_down);
+    if (stop_ && !tearing_down_) return;
+    fiber* f = pick();
     if (f == nullptr) {
-      if (failed_ && !tearing_down) return;
+      if (failed_ && !tearing_down_) return;
       if (advance_time()) continue;
       return;
     }
@@ -504,7 +503,7 @@ run_result executor::run(unique_function main) {
         .end();
   }
   main_ = spawn(0, "main", std::move(main));
-  loop(false);
+  loop();
   if (!failed_ && !finished(main_)) {
     fail(failure_kind::deadlock, "deadlock: no fiber can run and no timer is pending. " +
                                      describe_blocked());
@@ -550,7 +549,7 @@ void executor::teardown() {
       wake(*owned, wake_reason::cancelled);
     }
   }
-  loop(true);
+  loop();
   if (live_ == 0) return;
   // Last resort: fibers blocked inside destructors while unwinding can never
   // finish. Let Boost destroy them (forced unwind); nothing may suspend now.

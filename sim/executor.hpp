@@ -232,8 +232,8 @@ class executor {
     }
   };
 
-  void loop(bool tearing_down);
-  fiber* pick(bool tearing_down);
+  void loop();
+  fiber* pick();
   void list_candidates();
   std::size_t youngest_candidate();
   fiber* take(std::size_t index, std::size_t count);
@@ -262,7 +262,6 @@ class executor {
   std::size_t live_ = 0;
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
   prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
-  bool list_candidates_ = true;     // cached strategy_->needs_candidates()
   std::size_t candidates_total_ = 0;  // sum over cores of (active ? 1 : ready.size())
   bool stop_ = false;               // the main fiber finished or the run failed
   std::vector<candidate> candidates_;

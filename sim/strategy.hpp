@@ -23,13 +23,10 @@ class strategy {
  public:
   virtual ~strategy() = default;
   [[nodiscard]] virtual std::string_view name() const = 0;
-  /// False when pick() needs only the count (random): the executor then skips
-  /// listing the candidates, which keeps a step near a raw context switch.
-  [[nodiscard]] virtual bool needs_candidates() const { return true; }
   /// A fiber was created (PCT gives it a priority).
   virtual void on_spawn(std::uint32_t /*fiber*/) {}
-  /// Index in [0, count) of the fiber to run. Called only when count > 1.
-  /// `candidates` is empty when needs_candidates() is false.
+  /// Index in [0, count) of the fiber to run. Called only when count > 1, and
+  /// not at all when uniform_source() lends the executor a generator.
   virtual std::size_t pick(std::span<const candidate> candidates, std::size_t count,
                            std::uint64_t step) = 0;
   /// A strategy that is a plain uniform choice may lend the executor its

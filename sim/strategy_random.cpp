@@ -9,7 +9,6 @@ class random_strategy final : public strategy {
  public:
   explicit random_strategy(std::uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "random"; }
-  bool needs_candidates() const override { return false; }
   std::size_t pick(std::span<const candidate>, std::size_t count, std::uint64_t) override {
     return static_cast<std::size_t>(rng_.below(count));
   }

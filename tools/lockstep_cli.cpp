@@ -181,16 +181,20 @@ int cmd_explore(const run_options& o, std::uint64_t first_seed, std::uint64_t se
   return exit_held;
 }
 
-int cmd_replay(const std::string& path, const std::string& trace_out) {
-  const failure_record rec = read_failure_record(path);
-  const prepared p = prepare(rec.program, rec.options.dump());
+// Runs a record's program again, following its recorded decisions.
+sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) {
   sim::run_config c = rec.config;
   c.strategy = "replay";
   c.options.decisions = rec.result.decisions;
-  c.trace = trace_out.empty() ? sim::trace_mode::hash : sim::trace_mode::full;
-  std::cout << "seed=" << c.seed << " program=" << rec.program << " replaying " << rec.result.decisions.size()
-            << " decisions recorded with strategy " << rec.config.strategy << "\n";
-  const auto r = run_once(p, c);
+  c.trace = trace;
+  return run_once(prepare(rec.program, rec.options.dump()), c);
+}
+
+int cmd_replay(const std::string& path, const std::string& trace_out) {
+  const failure_record rec = read_failure_record(path);
+  std::cout << "seed=" << rec.config.seed << " program=" << rec.program << " replaying "
+            << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy << "\n";
+  const auto r = replay_record(rec, trace_out.empty() ? sim::trace_mode::hash : sim::trace_mode::full);
   if (!trace_out.empty()) write_text(trace_out, r.trace_text);
   print_result_line(r);
   if (r.trace_hash == rec.result.trace_hash) {
@@ -251,11 +255,7 @@ int cmd_demo(const std::string& record_dir) {
       std::cout << "canary (a planted bug) caught at seed=" << seed << ": " << sim::to_string(r.failed->kind) << "\n";
       write_failure_record(path, failure_record{name, canary.options, c, r});
       // The record alone must reproduce the failure with the same bytes.
-      const failure_record rec = read_failure_record(path);
-      sim::run_config rc = rec.config;
-      rc.strategy = "replay";
-      rc.options.decisions = rec.result.decisions;
-      const auto again = run_once(prepare(rec.program, rec.options.dump()), rc);
+      const auto again = replay_record(read_failure_record(path), sim::trace_mode::hash);
       if (again.ok() || again.trace_hash != r.trace_hash) {
         std::cout << "demo FAILED: replaying " << path << " did not reproduce the failure byte for byte\n";
         return exit_failed;
