@@ -45,7 +45,8 @@ std::string json_reader::string(const std::string& pointer) const {
 }
 
 void json_reader::fail(const std::string& pointer, const std::string& expected) const {
-  throw input_error(file_ + ": " + (pointer.empty() ? "/" : pointer) + ": expected " + expected);
+  const std::string where = prefix_ + pointer;
+  throw input_error(file_ + ": " + (where.empty() ? "/" : where) + ": expected " + expected);
 }
 
 failure_record read_failure_record(const std::string& path) {
@@ -61,6 +62,7 @@ failure_record read_failure_record(const std::string& path) {
   if (!root.is_object()) r.fail("", "an object (a lockstep failure record)");
   if (r.u64("/lockstep_failure_record") != 1) r.fail("/lockstep_failure_record", "version 1");
   failure_record rec;
+  rec.path = path;
   rec.program = r.string("/program");
   rec.options = r.at("/options", "an object");
   if (!rec.options.is_object()) r.fail("/options", "an object");

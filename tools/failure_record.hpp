@@ -22,6 +22,7 @@ struct failure_record {
   nlohmann::json options;  ///< the program's own options, as given
   sim::run_config config;  ///< seed, strategy, cores, pct options
   sim::run_result result;
+  std::string path;  ///< where it was read from (empty when built in memory)
 };
 
 nlohmann::json to_json(const failure_record& record);
@@ -36,7 +37,10 @@ void write_failure_record(const std::string& path, const failure_record& record)
 /// Field access with errors that name file, pointer and expectation.
 class json_reader {
  public:
-  json_reader(std::string file, const nlohmann::json& root) : file_(std::move(file)), root_(root) {}
+  /// `root` sits at `prefix` inside `file` (e.g. a record's /options), so
+  /// errors name the pointer from the top of the file.
+  json_reader(std::string file, const nlohmann::json& root, std::string prefix = "")
+      : file_(std::move(file)), root_(root), prefix_(std::move(prefix)) {}
   const nlohmann::json& at(const std::string& pointer, const char* expected) const;
   std::uint64_t u64(const std::string& pointer) const;
   std::string string(const std::string& pointer) const;
@@ -45,6 +49,7 @@ class json_reader {
  private:
   std::string file_;
   const nlohmann::json& root_;
+  std::string prefix_;
 };
 
 }  // namespace lockstep::cli

@@ -65,23 +65,34 @@ struct prepared {
   nlohmann::json options;
 };
 
-prepared prepare(const std::string& name, const std::string& options_json) {
+// `where` names the source in errors: the CLI flags, or a record file.
+struct option_source {
+  std::string program = "--program";
+  std::string options_file = "--options";
+  std::string options_prefix;  // the options' JSON pointer inside that file
+};
+
+prepared prepare(const std::string& name, const nlohmann::json& given, const option_source& where) {
   const auto& all = programs();
   auto it = all.find(name);
   if (it == all.end()) {
     std::string names;
     for (const auto& [n, p] : all) names += (names.empty() ? "" : ", ") + n;
-    throw input_error("--program: unknown program '" + name + "'; expected one of " + names);
+    throw input_error(where.program + ": unknown program '" + name + "'; expected one of " + names);
   }
+  json_reader reader(where.options_file, given, where.options_prefix);
+  if (!given.is_object()) reader.fail("", "a JSON object of program options, found " + given.dump());
+  return {&it->second, it->second.normalise(reader)};
+}
+
+prepared prepare(const std::string& name, const std::string& options_json) {
   nlohmann::json given;
   try {
     given = nlohmann::json::parse(options_json);
   } catch (const nlohmann::json::parse_error& e) {
     throw input_error(std::string("--options: not valid JSON: ") + e.what());
   }
-  if (!given.is_object()) throw input_error("--options: /: expected a JSON object, found " + given.dump());
-  json_reader reader("--options", given);
-  return {&it->second, it->second.normalise(reader)};
+  return prepare(name, given, option_source{});
 }
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {
@@ -131,7 +142,7 @@ std::string shell_quote(const std::string& s) {
 void report_failure(const prepared& p, const std::string& program, const sim::run_config& c,
                     const sim::run_result& r, std::string path) {
   if (path.empty()) path = "lockstep-failure-" + program + "-" + std::to_string(c.seed) + ".json";
-  failure_record rec{program, p.options, c, r};
+  failure_record rec{program, p.options, c, r, ""};
   write_failure_record(path, rec);
   std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n"
             << "failure record: " << path << "\n"
@@ -187,7 +198,9 @@ sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) 
   c.strategy = "replay";
   c.options.decisions = rec.result.decisions;
   c.trace = trace;
-  return run_once(prepare(rec.program, rec.options.dump()), c);
+  option_source where;
+  if (!rec.path.empty()) where = {rec.path + ": /program", rec.path, "/options"};
+  return run_once(prepare(rec.program, rec.options, where), c);
 }
 
 int cmd_replay(const std::string& path, const std::string& trace_out) {
@@ -253,7 +266,7 @@ int cmd_demo(const std::string& record_dir) {
       found = true;
       const std::string path = record_dir + "/lockstep-demo-" + name + ".json";
       std::cout << "canary (a planted bug) caught at seed=" << seed << ": " << sim::to_string(r.failed->kind) << "\n";
-      write_failure_record(path, failure_record{name, canary.options, c, r});
+      write_failure_record(path, failure_record{name, canary.options, c, r, ""});
       // The record alone must reproduce the failure with the same bytes.
       const auto again = replay_record(read_failure_record(path), sim::trace_mode::hash);
       if (again.ok() || again.trace_hash != r.trace_hash) {
