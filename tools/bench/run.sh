@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the benchmarks and writes results/bench_sim_step.md: the figures, the
-# ratios to the raw Boost.Context round trip measured in the same run, and the
-# command that produced them. Pinned to one CPU; medians of 5 repetitions.
+# Runs the benchmarks and writes results/: bench_sim_step.md (the sim step as
+# a ratio to the raw Boost.Context round trip measured in the same run, pinned
+# to one CPU, medians of 5; and callgrind instructions per step) and
+# explore_throughput.md (lockstep explore runs per second per program).
 set -euo pipefail
 build=${1:-build-release}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,3 +60,30 @@ if command -v valgrind >/dev/null; then
   } >>"$out"
 fi
 cat "$out"
+
+# Exploration throughput: runs per second of `lockstep explore`, per program.
+tp=results/explore_throughput.md
+{
+  echo "# Exploration throughput: runs per second per program"
+  echo
+  echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) by \`tools/bench/run.sh $build\` (Release build), one process,"
+  echo "2 simulated cores, trace hashed for every run (as \`explore\` always does), 2,000 seeds each:"
+  echo
+  echo '```'
+  echo "$build/tools/lockstep explore --program PROGRAM --strategy STRATEGY --seeds 2000 --cores 2"
+  echo '```'
+  echo
+  echo "| program | random runs/s | pct runs/s | steps per run (seed 1, random) |"
+  echo "|---|---:|---:|---:|"
+  for p in pipeline grommet velo probation; do
+    rate() { "$build/tools/lockstep" explore --program "$p" --strategy "$1" --seeds 2000 --cores 2 |
+               tail -1 | sed 's/.*(\([0-9]*\) runs.*/\1/'; }
+    steps=$("$build/tools/lockstep" run --program "$p" --seed 1 --cores 2 | grep -o 'steps=[0-9]*' | cut -d= -f2)
+    echo "| $p | $(rate random) | $(rate pct) | $steps |"
+  done
+  echo
+  echo "\`pct\` runs each seed twice: once with \`random\` to measure the run's length, from which PCT"
+  echo "draws its change points (unless \`--pct-steps\` is given), then the PCT run itself. These are"
+  echo "absolute figures from a noisy VM; compare them only within one run of this script."
+} >"$tp"
+cat "$tp"
