@@ -55,6 +55,7 @@ std::string_view to_string(failure_kind kind) {
     case failure_kind::abort: return "abort";
     case failure_kind::replay_divergence: return "replay_divergence";
     case failure_kind::oracle: return "oracle";
+    case failure_kind::resource_exhausted: return "resource_exhausted";
   }
   return "unknown";
 }

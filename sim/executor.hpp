@@ -81,6 +81,7 @@ enum class failure_kind : std::uint8_t {
   abort,               ///< the program called rt.abort(), or an assertion failed
   replay_divergence,   ///< the replayed decision list no longer fits the run
   oracle,              ///< a property the program checks (an oracle) did not hold
+  resource_exhausted,  ///< spawn could not get a stack or memory: a limit, named in the message
 };
 
 std::string_view to_string(failure_kind kind);
