@@ -127,15 +127,27 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
     throw std::out_of_range("spawn on core " + std::to_string(core) + " but the run has " +
                             std::to_string(cores_.size()) + " cores");
   }
-  auto owned = std::make_unique<fiber>();
-  fiber* f = owned.get();
-  f->id = static_cast<fiber_id>(fibers_.size());
+  const auto id = static_cast<fiber_id>(fibers_.size());
+  fiber* f = nullptr;
+  try {
+    auto owned = std::make_unique<fiber>();
+    f = owned.get();
+    fibers_.push_back(std::move(owned));
+  } catch (const std::bad_alloc&) {
+    out_of_resources(id, name, "out of memory for its record");
+  }
+  f->id = id;
   f->core = core;
   f->name = std::move(name);
   f->body = std::move(body);
   f->tsan_fiber = san::tsan_create();
-  fibers_.push_back(std::move(owned));
   ++live_;
+  // Spawned while the run is being torn down: born cancelled, so its body
+  // never runs against a frame that is unwinding (see executor.hpp).
+  if (tearing_down_) {
+    f->cancel_requested = true;
+    teardown_top_ = fibers_.size();
+  }
 
   // Boost's constructor makes an excursion onto the new stack and back; tell
   // ASan it is a switch to "self" so no fake frame is taken from the creator.
@@ -145,14 +157,25 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   void* t = nullptr;
   san::start_switch(&t, creator_bottom, creator_size);
   san::tsan_switch(f->tsan_fiber);
-  f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{&stacks_, &f->stack},
-                                  [this, f](boost::context::fiber&& caller) {
-                                    san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
-                                    f->started = true;
-                                    f->caller = std::move(caller);
-                                    fiber_main(this, f);
-                                    return std::move(f->caller);
-                                  });
+  try {
+    f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{&stacks_, &f->stack},
+                                    [this, f](boost::context::fiber&& caller) {
+                                      san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
+                                      f->started = true;
+                                      f->caller = std::move(caller);
+                                      fiber_main(this, f);
+                                      return std::move(f->caller);
+                                    });
+  } catch (const std::exception& e) {  // stack_exhausted, or bad_alloc
+    san::tsan_switch(creator_tsan);
+    san::finish_switch(t, nullptr, nullptr);
+    san::tsan_destroy(f->tsan_fiber);
+    const std::string fiber_name = f->name;
+    fibers_.pop_back();  // it never existed: no trace line, no id reuse hazard (nothing saw it)
+    --live_;
+    if (tearing_down_) teardown_top_ = fibers_.size();
+    out_of_resources(id, fiber_name, e.what());
+  }
   san::tsan_switch(creator_tsan);
   san::finish_switch(t, nullptr, nullptr);
 
@@ -168,6 +191,15 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   }
   make_ready(*f);
   return f->id;
+}
+
+// A resource limit fails the run with its own kind, then unwinds the spawner
+// (a run_aborted, so engine panic containment lets it through).
+void executor::out_of_resources(fiber_id id, const std::string& name, const char* why) {
+  const std::string msg = "could not start fiber #" + std::to_string(id) + " '" + name + "' with " +
+                          std::to_string(live_) + " fibers alive: " + why;
+  fail(failure_kind::resource_exhausted, msg);
+  throw run_aborted{msg};
 }
 
 void executor::fiber_main(executor* ex, fiber* f) {
@@ -282,6 +314,7 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   f.waiting_on = what;
   f.waiting_object = object;
   f.cancellable_wait = cancellable;
+  f.timed = deadline.has_value();
   f.reason = wake_reason::none;
   if (queue != nullptr) queue->push_back(f);
   if (deadline) timers_.push(timer{*deadline, ++seq_, f.id, f.wait_generation});
@@ -359,7 +392,7 @@ fiber* executor::pick() {
   const std::size_t count = candidates_total_;
   if (count == 0) return nullptr;
   ++step_;
-  if (step_ > config_.max_steps && !tearing_down_) {
+  if (step_ > config_.max_steps) {
     fail(failure_kind::step_budget,
          "step budget of " + std::to_string(config_.max_steps) +
              " exhausted: a livelock (fibers keep running without finishing), or a budget too "
@@ -367,13 +400,8 @@ fiber* executor::pick() {
     return nullptr;
   }
 
-  if (tearing_down_) {
-    if (++teardown_steps_ > teardown_step_budget) return nullptr;  // spinners: forced unwind next
-    if (count > 1) return take(youngest_candidate(), count);
-  }
-
   std::size_t index = 0;
-  const bool decide = count > 1 && !tearing_down_;
+  const bool decide = count > 1;
   if (decide) {
     if (uniform_ != nullptr) {
       index = static_cast<std::size_t>(uniform_->below(count));
@@ -391,18 +419,6 @@ fiber* executor::pick() {
   fiber* chosen = take(index, count);
   if (decide && config_.record_decisions) decisions_.push_back(chosen->id);
   return chosen;
-}
-
-// Teardown unwinds the youngest fiber first: children are younger than the
-// fiber that spawned them, and their destructors may touch their parent's
-// frame (its mutex, its channel), so the parent's frame must outlive them.
-std::size_t executor::youngest_candidate() {
-  list_candidates();
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < candidates_.size(); ++i) {
-    if (candidates_[i].fiber > candidates_[best].fiber) best = i;
-  }
-  return best;
 }
 
 // Maps a candidate index back to its fiber (cores in order; an active,
@@ -483,13 +499,11 @@ bool executor::advance_time() {
 }
 
 void executor::loop() {
-  while (true) {
-    if (stop_ && !tearing_down_) return;
+  while (!stop_) {
     fiber* f = pick();
     if (f == nullptr) {
-      if (failed_ && !tearing_down_) return;
-      if (advance_time()) continue;
-      return;
+      if (failed_ || !advance_time()) return;
+      continue;
     }
     resume(*f);
   }
@@ -503,7 +517,11 @@ run_result executor::run(unique_function main) {
         .field("cores", static_cast<std::int64_t>(cores_.size()))
         .end();
   }
-  main_ = spawn(0, "main", std::move(main));
+  try {
+    main_ = spawn(0, "main", std::move(main));
+  } catch (const run_aborted&) {
+    // Not even one stack could be had; the failure is recorded.
+  }
   loop();
   if (!failed_ && !finished(main_)) {
     fail(failure_kind::deadlock, "deadlock: no fiber can run and no timer is pending. " +
@@ -537,11 +555,24 @@ run_result executor::run(unique_function main) {
 
 void executor::teardown() {
   if (live_ == 0) return;
+  enter_teardown();
+  teardown_loop();
+  if (live_ > 0) destroy_stuck_fibers();
+  // Nothing schedules on the cores again; leave the counters consistent.
+  busy_cores_ = 0;
+  candidates_total_ = 0;
+}
+
+// The rules are written down in executor.hpp ("Teardown").
+void executor::enter_teardown() {
   tearing_down_ = true;
-  // Cancel everything still alive, youngest first (see youngest_candidate);
-  // blocked fibers wake and unwind from where they wait, running every
-  // destructor. A fiber that never reaches an await point (a spinner) is
-  // left to the step budget and then to Boost's forced unwind.
+  for (core_slot& c : cores_) {
+    c.active = nullptr;  // a preempted fiber keeps its state but not its core
+    c.ready.clear();     // ready fibers keep their state; teardown finds them by age
+  }
+  candidates_total_ = 0;
+  busy_cores_ = 2;  // every scheduling point now returns to the teardown loop
+  teardown_top_ = fibers_.size();
   for (auto it = fibers_.rbegin(); it != fibers_.rend(); ++it) {
     const auto& owned = *it;
     if (!owned) continue;
@@ -550,10 +581,46 @@ void executor::teardown() {
       wake(*owned, wake_reason::cancelled);
     }
   }
-  loop();
-  if (live_ == 0) return;
-  // Last resort: fibers blocked inside destructors while unwinding can never
-  // finish. Let Boost destroy them (forced unwind); nothing may suspend now.
+}
+
+// The youngest fiber that can make progress: null when that is the clock's
+// job (the youngest such fiber waits on a timer) or nothing can move.
+fiber* executor::pick_for_teardown() {
+  while (teardown_top_ > 0 && !fibers_[teardown_top_ - 1]) --teardown_top_;
+  for (std::size_t i = teardown_top_; i-- > 0;) {
+    fiber* f = fibers_[i].get();
+    if (f == nullptr) continue;
+    if (f->state == fiber_state::ready || f->state == fiber_state::preempted) return f;
+    if (f->state == fiber_state::blocked && f->timed) return nullptr;
+  }
+  return nullptr;
+}
+
+void executor::teardown_loop() {
+  while (live_ > 0) {
+    fiber* f = pick_for_teardown();
+    if (f == nullptr) {
+      if (advance_time()) continue;
+      return;  // fibers wait on each other forever (or past the time budget)
+    }
+    if (++teardown_steps_ > teardown_step_budget) return;  // spinners: forced unwind next
+    ++step_;
+    if (trace_.on()) {
+      trace_.begin("step")
+          .field_u("n", step_)
+          .field("t", now_)
+          .field("fiber", static_cast<std::int64_t>(f->id))
+          .field("of", 1)
+          .end();
+    }
+    resume(*f);
+  }
+}
+
+// Last resort: fibers blocked inside destructors while unwinding can never
+// finish. Let Boost destroy them (forced unwind), youngest first; nothing
+// may suspend now.
+void executor::destroy_stuck_fibers() {
   destroying_ = true;
   for (auto it = fibers_.rbegin(); it != fibers_.rend(); ++it) {
     auto& owned = *it;

@@ -9,6 +9,35 @@
 // parallelism between cores. Time advances only when nothing can run: the
 // clock jumps to the earliest timer (tokio's paused time does the same).
 //
+// Teardown. However a run stops (main returned, an oracle, an exception, an
+// abort, a budget, a deadlock, a divergence, a resource limit), every fiber
+// still alive is ended by unwinding before run() returns, under these rules:
+//  * every live fiber is cancelled; blocked ones wake and throw
+//    fiber_cancelled from their await point, running every destructor;
+//  * the youngest fiber that can make progress goes first: when the youngest
+//    live fiber can run, it runs; when it waits on a timer, the clock jumps;
+//    only when it waits on another fiber (a mutex, a channel it drains in a
+//    destructor) does the youngest fiber that can run go instead. Children
+//    are younger than their parent and may borrow from its frame, so a frame
+//    is never left while a fiber that may point into it still runs. Cores
+//    are ignored here: a fiber stopped at a scheduling point does not keep
+//    its core from younger fibers;
+//  * every scheduling point returns to the teardown loop, so an older fiber
+//    that wakes a younger one (an unlock, a send) yields to it at once;
+//  * a fiber that never started, or is spawned during teardown, is born
+//    cancelled: its body never runs, and its captured objects are destroyed
+//    on its own stack (destructors may block there);
+//  * a fiber stopped at a scheduling point (not an await point) cannot be
+//    unwound where it stands (it may be inside a destructor, where a throw
+//    terminates the process): it runs on to its next await point and unwinds
+//    there. An await point never throws while an exception is already in
+//    flight in that fiber;
+//  * the run reports its first failure; a failure during teardown is
+//    reported only when the run had none;
+//  * a fiber that still cannot finish (a destructor waiting forever) is left
+//    to the teardown step budget and then to Boost's forced unwind, youngest
+//    first: the last resort.
+//
 // Invariants (check_invariants): a fiber is in exactly one of the states
 // below; a core's `active` fiber is `running` or `preempted` and no other
 // fiber of that core is; ready fibers sit in their core's ready list and
@@ -18,6 +47,7 @@
 
 #include <boost/context/fiber.hpp>
 #include <cstdint>
+#include <exception>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -152,6 +182,7 @@ struct fiber {
   bool started = false;  ///< its entry has run (ASan bookkeeping for a forced destroy)
   wake_reason reason = wake_reason::none;
   bool cancellable_wait = false;
+  bool timed = false;  ///< its current wait has a deadline (teardown lets the clock move it)
   std::string name;
   unique_function body;
   boost::context::stack_context stack{};
@@ -236,7 +267,6 @@ class executor {
   void loop();
   fiber* pick();
   void list_candidates();
-  std::size_t youngest_candidate();
   fiber* take(std::size_t index, std::size_t count);
   void resume(fiber& f);
   void switch_to_scheduler(fiber& f);
@@ -247,6 +277,11 @@ class executor {
   void finish(fiber& f);
   void fail(failure_kind kind, std::string message);
   void teardown();
+  void enter_teardown();
+  void teardown_loop();
+  fiber* pick_for_teardown();
+  void destroy_stuck_fibers();
+  [[noreturn]] void out_of_resources(fiber_id id, const std::string& name, const char* why);
   std::string describe_blocked() const;
   [[noreturn]] static void suspend_while_destroying();
   [[noreturn]] static void throw_cancelled(fiber& f);
@@ -277,6 +312,7 @@ class executor {
   std::optional<failure> failed_;
   bool tearing_down_ = false;
   bool destroying_ = false;
+  std::size_t teardown_top_ = 0;  // one past the youngest fiber teardown may still find alive
   std::uint64_t teardown_steps_ = 0;
   static constexpr std::uint64_t teardown_step_budget = 1'000'000;  // Boost is force-unwinding a stuck fiber: nothing may suspend
   // The scheduler's own stack and sanitizer context.
@@ -303,10 +339,11 @@ LOCKSTEP_ALWAYS_INLINE void executor::switch_to_scheduler(fiber& f) {
 }
 
 LOCKSTEP_ALWAYS_INLINE void executor::make_ready(fiber& f) {
-  core_slot& c = cores_[f.core];
-  const bool was_busy = c.active != nullptr || !c.ready.empty();
   f.state = fiber_state::ready;
   f.ready_seq = ++seq_;
+  if (tearing_down_) [[unlikely]] return;  // teardown picks by age, not from the cores' lists
+  core_slot& c = cores_[f.core];
+  const bool was_busy = c.active != nullptr || !c.ready.empty();
   c.ready.push_back(&f);
   if (c.active == nullptr) ++candidates_total_;  // behind an active fiber it is not a candidate yet
   if (!was_busy) ++busy_cores_;
@@ -325,6 +362,7 @@ LOCKSTEP_ALWAYS_INLINE void executor::release_core(fiber& f) {
 LOCKSTEP_ALWAYS_INLINE void executor::schedule_point() {
   // Only a fiber of another core can be interleaved here: same-core fibers
   // switch only where they block. So with one busy core there is no choice.
+  // (Teardown holds busy_cores_ at 2: every scheduling point returns to it.)
   if (busy_cores_ <= 1 || current_ == nullptr || destroying_) return;
   fiber& f = *current_;
   f.state = fiber_state::preempted;
@@ -335,7 +373,12 @@ LOCKSTEP_ALWAYS_INLINE void executor::schedule_point() {
 
 LOCKSTEP_ALWAYS_INLINE void executor::check_cancel() {
   fiber& f = *current_;
-  if (f.cancel_requested && !f.unwinding && f.cancel_shield == 0) throw_cancelled(f);
+  // Not while another exception is in flight in this fiber (a destructor
+  // blocking during its unwind): a second throw would terminate. The
+  // executor swaps the EH globals per fiber, so the count is this fiber's.
+  if (f.cancel_requested && !f.unwinding && f.cancel_shield == 0 && std::uncaught_exceptions() == 0) {
+    throw_cancelled(f);
+  }
 }
 
 LOCKSTEP_ALWAYS_INLINE void executor::yield_now() {

@@ -5,7 +5,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <new>
 
 namespace lockstep::sim {
@@ -14,55 +18,112 @@ namespace {
 std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 constexpr std::size_t colour_step = 320;  // bytes: five cache lines, not a power of two
 constexpr std::size_t colours = 11;
+
+#ifndef MADV_GUARD_INSTALL
+constexpr int MADV_GUARD_INSTALL = 102;  // Linux 6.13; glibc headers may predate it
+#endif
+// Learnt once per process: a kernel without guard markers says EINVAL.
+bool guard_markers_work = true;
+
+std::string max_map_count() {
+  std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r");
+  if (f == nullptr) return "unknown";
+  char buf[32] = {};
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string s(buf, n);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
 }  // namespace
 
 stack_pool::stack_pool(std::size_t usable_bytes) {
   const std::size_t page = page_size();
   usable_ = (usable_bytes + page - 1) / page * page;
+  stride_ = usable_ + page;
 }
 
 stack_pool::~stack_pool() {
-  for (const region& r : mapped_) {
-    san::unpoison(static_cast<char*>(r.base) + page_size(), usable_);
-    ::munmap(r.base, r.length);
+  for (std::size_t i = 0; i < slabs_.size(); ++i) {
+    // Leave no stale poison for whatever is mapped here next (only the
+    // stacks carved so far were ever used).
+    const std::size_t used = std::min(stacks_per_slab, carved_ - i * stacks_per_slab);
+    san::unpoison(slabs_[i].base, used * stride_);
+    ::munmap(slabs_[i].base, slabs_[i].length);
   }
 }
 
-boost::context::stack_context stack_pool::allocate() {
-  region r{};
-  if (!free_.empty()) {
-    r = free_.back();
-    free_.pop_back();
-  } else {
-    const std::size_t page = page_size();
-    const std::size_t length = usable_ + page;
-    void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) throw std::bad_alloc();
-    if (::mprotect(base, page, PROT_NONE) != 0) {
-      ::munmap(base, length);
-      throw std::bad_alloc();
-    }
-    r = {base, length, (mapped_.size() % colours) * colour_step};
-    mapped_.push_back(r);
+std::size_t stack_pool::mappings() const { return slabs_.size() + 2 * mprotect_guards_; }
+
+void stack_pool::exhausted(const char* call, int error) const {
+  std::string msg = "out of fiber stacks: " + std::string(call) + " failed (" + std::strerror(error) +
+                    ") with " + std::to_string(carved_) + " stacks of " + std::to_string(usable_ / 1024) +
+                    " KiB mapped";
+  if (error == ENOMEM) {
+    msg += guard_markers_work
+               ? "; the machine is out of address space or memory: run fewer fibers or give them "
+                 "smaller stacks (run_config::stack_bytes)"
+               : "; on this kernel every guard page is a mapping of its own, and vm.max_map_count is " +
+                     max_map_count() +
+                     ": raise it (sysctl -w vm.max_map_count=262144), run fewer fibers, or use Linux "
+                     "6.13+ (guard pages without extra mappings)";
   }
-  // ASan does not know this memory is a stack, and frames that ended by a
-  // switch or an unwind leave their scope poison behind: an earlier fiber's
-  // (or, after munmap and a new mmap at the same address, an earlier pool's)
-  // poison would otherwise fire in the next fiber's frames.
-  san::unpoison(static_cast<char*>(r.base) + page_size(), usable_);
+  throw stack_exhausted(msg);
+}
+
+void stack_pool::guard(char* page_start) {
+  const std::size_t page = page_size();
+  if (guard_markers_work) {
+    if (::madvise(page_start, page, MADV_GUARD_INSTALL) == 0) return;
+    if (errno != EINVAL) exhausted("madvise(MADV_GUARD_INSTALL)", errno);
+    guard_markers_work = false;
+  }
+  if (::mprotect(page_start, page, PROT_NONE) != 0) exhausted("mprotect (guard page)", errno);
+  ++mprotect_guards_;
+}
+
+boost::context::stack_context stack_pool::allocate() {
+  free_stack s{};
+  if (!free_.empty()) {
+    s = free_.back();
+    free_.pop_back();
+    // ASan does not know this memory is a stack, and frames that ended by a
+    // switch or an unwind leave their scope poison behind: an earlier fiber's
+    // poison would otherwise fire in the next fiber's frames.
+    san::unpoison(s.top - usable_, usable_);
+  } else {
+    const std::size_t in_slab = carved_ % stacks_per_slab;
+    if (in_slab == 0) {
+      // Reserved, not committed: pages cost memory only once a fiber touches them.
+      const std::size_t length = stride_ * stacks_per_slab;
+      void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                          -1, 0);
+      if (base == MAP_FAILED) exhausted("mmap (a slab of stacks)", errno);
+      try {
+        slabs_.push_back({static_cast<char*>(base), length});
+        free_.reserve(carved_ + stacks_per_slab);  // so deallocate never allocates
+      } catch (const std::bad_alloc&) {
+        if (slabs_.empty() || slabs_.back().base != base) ::munmap(base, length);
+        exhausted("allocating the pool's bookkeeping", ENOMEM);
+      }
+    }
+    char* region = slabs_.back().base + in_slab * stride_;
+    guard(region);
+    s = {region + stride_, (carved_ % colours) * colour_step};
+    ++carved_;
+  }
   boost::context::stack_context sctx;
-  sctx.sp = static_cast<char*>(r.base) + r.length - r.colour;
-  sctx.size = usable_ - r.colour;
+  sctx.sp = s.top - s.colour;
+  sctx.size = usable_ - s.colour;
   return sctx;
 }
 
 void stack_pool::deallocate(boost::context::stack_context& sctx) noexcept {
-  // Recover the region from the stack top: sp lies in the last page of it.
+  // Recover the region's top from the stack pointer: the colour is below a page.
   const std::size_t page = page_size();
-  auto top = reinterpret_cast<std::uintptr_t>(sctx.sp);
-  auto end = (top + page - 1) / page * page;
-  const std::size_t length = usable_ + page;
-  free_.push_back({reinterpret_cast<void*>(end - length), length, end - top});
+  const auto sp = reinterpret_cast<std::uintptr_t>(sctx.sp);
+  const auto top = (sp + page - 1) / page * page;
+  free_.push_back({reinterpret_cast<char*>(top), top - sp});
 }
 
 }  // namespace lockstep::sim
