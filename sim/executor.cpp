@@ -128,6 +128,12 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
                             std::to_string(cores_.size()) + " cores");
   }
   const auto id = static_cast<fiber_id>(fibers_.size());
+  if (live_ >= config_.max_live_fibers) {
+    out_of_resources(id, name,
+                     ("the run's limit of " + std::to_string(config_.max_live_fibers) +
+                      " live fibers is reached (run_config::max_live_fibers)")
+                         .c_str());
+  }
   fiber* f = nullptr;
   try {
     auto owned = std::make_unique<fiber>();

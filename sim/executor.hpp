@@ -133,6 +133,9 @@ struct run_config {
   /// Record the decision list (needed for replay; off only to measure its cost).
   bool record_decisions = true;
   std::size_t stack_bytes = 256 * 1024;
+  /// Fibers alive at once. A run that needs more fails as resource_exhausted,
+  /// the same way on every machine (the kernel's own limits are not).
+  std::size_t max_live_fibers = 1'000'000;
 };
 
 struct run_result {
