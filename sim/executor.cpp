@@ -633,6 +633,11 @@ void executor::destroy_stuck_fibers() {
     if (!owned) continue;
     fiber& f = *owned;
     if (f.queue != nullptr) f.queue->unlink(f);
+    if (trace_.on()) {
+      // Not a "finish": its destructors ran under Boost's forced unwind,
+      // and whatever they were waiting for never happened.
+      trace_.begin("destroyed").field("t", now_).field("fiber", static_cast<std::int64_t>(f.id)).end();
+    }
     current_ = &f;
     san::start_switch(&sched_fake_, stack_bottom(f), f.stack.size);
     san::tsan_switch(f.tsan_fiber);
@@ -655,7 +660,7 @@ void executor::destroy_stuck_fibers() {
 
 void executor::fail(failure_kind kind, std::string message) {
   if (failed_) return;  // the first failure is the one worth reporting
-  failed_ = failure{kind, std::move(message) + " [" + where() + "]"};
+  failed_ = failure{kind, std::move(message) + " [" + where() + "]", step_};
   stop_ = true;
   if (trace_.on()) trace_.begin("fail").field("t", now_).field("kind", to_string(kind)).end();
 }

@@ -120,6 +120,7 @@ std::ostream& operator<<(std::ostream& os, failure_kind kind);
 struct failure {
   failure_kind kind;
   std::string message;
+  std::uint64_t step = 0;  ///< the step it happened at (teardown steps come after it)
 };
 
 struct run_config {
