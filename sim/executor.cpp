@@ -113,6 +113,7 @@ executor::executor(const run_config& config)
   sched_tsan_ = san::tsan_current();
   eh_ = eh();
   uniform_ = strategy_->uniform_source();
+  watched_step_ = strategy_->next_watched_step();
 }
 
 executor::~executor() {
@@ -424,6 +425,13 @@ fiber* executor::pick() {
 
   fiber* chosen = take(index, count);
   if (decide && config_.record_decisions) decisions_.push_back(chosen->id);
+  // One comparison per step, choice or not: PCT's change points count every
+  // step (its bound needs each to take effect); the call is only on those.
+  // (Teardown picks elsewhere, so its steps are not watched.)
+  if (step_ == watched_step_) {
+    strategy_->on_watched_step(step_, chosen->id);
+    watched_step_ = strategy_->next_watched_step();
+  }
   return chosen;
 }
 

@@ -302,6 +302,7 @@ class executor {
   std::size_t live_ = 0;
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
   prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
+  std::uint64_t watched_step_ = UINT64_MAX;  // the next step the strategy is told about
   std::size_t candidates_total_ = 0;  // sum over cores of (active ? 1 : ready.size())
   bool stop_ = false;               // the main fiber finished or the run failed
   std::vector<candidate> candidates_;

@@ -1,6 +1,7 @@
 // Schedule exploration strategies behind one small interface (after shuttle's
 // `Scheduler`): at each step with more than one runnable fiber the executor
-// asks the strategy which one runs. One file per strategy.
+// asks the strategy which one runs, and on the steps a strategy watches it
+// says which fiber ran. One file per strategy.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,15 @@ class strategy {
   /// generator, which then draws `below(count)` itself: the same draws, minus a
   /// virtual call and a candidate list per step (the hot path of `random`).
   [[nodiscard]] virtual class prng* uniform_source() { return nullptr; }
+  /// The next step (numbered like `pick`'s, counting every step, choice or
+  /// not) the strategy wants to hear about, or UINT64_MAX for none. The
+  /// executor compares one integer per step and calls on_watched_step() only
+  /// there, so other strategies pay nothing. PCT's change points use it: they
+  /// must land on any step, or its bound fails.
+  [[nodiscard]] virtual std::uint64_t next_watched_step() const { return UINT64_MAX; }
+  /// `fiber` runs step `step` (== next_watched_step()). Teardown steps are not
+  /// reported. Afterwards next_watched_step() must be later than `step`.
+  virtual void on_watched_step(std::uint64_t /*step*/, std::uint32_t /*fiber*/) {}
   /// Replay only: decisions recorded but not used when the run ended.
   [[nodiscard]] virtual std::size_t unconsumed() const { return 0; }
 };
@@ -44,7 +54,8 @@ struct replay_divergence : std::runtime_error {
 
 struct strategy_options {
   std::uint32_t pct_depth = 3;            ///< d: bugs of depth d are found with p >= 1/(n k^(d-1))
-  /// k: change points are drawn from [1, k]. Set it near the run's length: a
+  /// k: change points are drawn from [1, k], in steps (every step counts,
+  /// whether or not it had a choice). Set it near the run's length: a
   /// k far beyond a short run puts every change point past its end (the CLI
   /// measures it from a random run of the same program and seed).
   std::uint64_t pct_steps = 10'000;

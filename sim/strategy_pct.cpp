@@ -3,10 +3,16 @@
 // Finding Bugs", ASPLOS 2010).
 //
 // Each fiber gets a random priority >= d when it is spawned; the highest
-// priority runnable fiber always runs. d-1 change points are drawn uniformly
-// from [1, k]; at the i-th one the fiber about to run drops to priority d-1-i,
-// below every initial priority. A bug of depth d among n fibers and k steps is
-// then found with probability >= 1/(n k^(d-1)).
+// priority runnable fiber always runs. d-1 change points k_1..k_{d-1} are
+// drawn uniformly from [1, k]; the fiber that runs step k_i then drops to
+// priority i, below every initial priority. A bug of depth d among n fibers
+// and k steps is then found with probability >= 1/(n k^(d-1)).
+//
+// Steps are the executor's: every step counts, whether or not it had a
+// choice. The bound assumes each change point lands on a given step with
+// probability 1/k; skipping steps without a choice would drop the change
+// points that fall there (most of them, in a run where one fiber often runs
+// alone), so the executor reports every watched step (on_watched_step).
 #include <algorithm>
 #include <vector>
 
@@ -21,30 +27,23 @@ class pct_strategy final : public strategy {
   pct_strategy(std::uint64_t seed, std::uint32_t depth, std::uint64_t steps)
       : rng_(seed), depth_(depth == 0 ? 1 : depth) {
     const std::uint64_t range = steps == 0 ? 1 : steps;
-    for (std::uint32_t i = 0; i + 1 < depth_; ++i) change_points_.push_back(1 + rng_.below(range));
+    for (std::uint32_t i = 1; i < depth_; ++i) changes_.push_back({1 + rng_.below(range), i});
+    // In step order, so the executor watches one step at a time; stable, so
+    // change points drawn on the same step apply in draw order.
+    std::stable_sort(changes_.begin(), changes_.end(),
+                     [](const change& a, const change& b) { return a.step < b.step; });
   }
 
   std::string_view name() const override { return "pct"; }
 
   void on_spawn(std::uint32_t fiber) override {
-    if (priority_.size() <= fiber) priority_.resize(fiber + 1, 0);
+    grow(fiber);
     // Random and, with overwhelming probability, distinct; ties break by id.
+    // A fiber spawned mid-run draws afresh, as the paper's new threads do.
     priority_[fiber] = depth_ + (rng_.next() >> 8);
   }
 
-  std::size_t pick(std::span<const candidate> c, std::size_t, std::uint64_t step) override {
-    std::size_t best = highest(c);
-    for (std::size_t i = 0; i < change_points_.size(); ++i) {
-      if (change_points_[i] == step) {
-        priority_[c[best].fiber] = depth_ - 1 - i;
-        best = highest(c);
-      }
-    }
-    return best;
-  }
-
- private:
-  std::size_t highest(std::span<const candidate> c) const {
+  std::size_t pick(std::span<const candidate> c, std::size_t, std::uint64_t) override {
     std::size_t best = 0;
     for (std::size_t i = 1; i < c.size(); ++i) {
       const auto pi = prio(c[i].fiber), pb = prio(c[best].fiber);
@@ -52,13 +51,35 @@ class pct_strategy final : public strategy {
     }
     return best;
   }
+
+  std::uint64_t next_watched_step() const override {
+    return next_ < changes_.size() ? changes_[next_].step : UINT64_MAX;
+  }
+
+  void on_watched_step(std::uint64_t step, std::uint32_t fiber) override {
+    grow(fiber);
+    for (; next_ < changes_.size() && changes_[next_].step == step; ++next_) {
+      priority_[fiber] = changes_[next_].priority;
+    }
+  }
+
+ private:
+  struct change {
+    std::uint64_t step;
+    std::uint64_t priority;
+  };
+
+  void grow(std::uint32_t fiber) {
+    if (priority_.size() <= fiber) priority_.resize(fiber + 1, 0);
+  }
   std::uint64_t prio(std::uint32_t fiber) const {
     return fiber < priority_.size() ? priority_[fiber] : 0;
   }
 
   prng rng_;
   std::uint32_t depth_;
-  std::vector<std::uint64_t> change_points_;
+  std::vector<change> changes_;  // by step
+  std::size_t next_ = 0;         // the first change point not yet reached
   std::vector<std::uint64_t> priority_;
 };
 
