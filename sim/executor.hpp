@@ -187,6 +187,7 @@ struct fiber {
   wake_reason reason = wake_reason::none;
   bool cancellable_wait = false;
   bool timed = false;  ///< its current wait has a deadline (teardown lets the clock move it)
+  void* wait_record = nullptr;  ///< a primitive's record of the current wait (notify's waiter)
   std::string name;
   unique_function body;
   boost::context::stack_context stack{};

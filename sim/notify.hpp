@@ -11,8 +11,7 @@
 // tells every registered record so.
 #pragma once
 
-#include <algorithm>
-#include <vector>
+#include <optional>
 
 #include "engine/runtime.hpp"
 #include "sim/executor.hpp"
@@ -20,12 +19,16 @@
 namespace lockstep::sim {
 
 class notify {
-  // One wait, on the waiting fiber's stack; registered while it waits.
+  // One wait, on the waiting fiber's stack; registered (an intrusive list,
+  // so a wake or a cancelled wait costs O(1) at any number of waiters) while
+  // it waits.
   struct waiter {
     fiber* self;
     notify* owner;           // null once the notify is destroyed
     bool handed = false;     // notify_one chose this waiter
     bool broadcast = false;  // notify_waiters woke it
+    waiter* prev = nullptr;
+    waiter* next = nullptr;
   };
 
  public:
@@ -35,7 +38,7 @@ class notify {
   notify(const notify&) = delete;
   notify& operator=(const notify&) = delete;
   ~notify() {
-    for (waiter* w : registered_) w->owner = nullptr;
+    for (waiter* w = registered_; w != nullptr; w = w->next) w->owner = nullptr;
   }
 
   /// Wakes the oldest waiter, or stores one permit if nobody waits.
@@ -77,11 +80,15 @@ class notify {
       return true;
     }
     waiter me{&ex.current(), this};
-    registered_.push_back(&me);
+    me.next = registered_;
+    if (registered_ != nullptr) registered_->prev = &me;
+    registered_ = &me;
+    me.self->wait_record = &me;
     struct registration {  // also on Boost's forced unwind at teardown
       waiter& w;
       ~registration() {
         if (w.owner != nullptr) w.owner->forget(w);
+        w.self->wait_record = nullptr;
       }
     } reg{me};
     const std::uint64_t id = id_;
@@ -101,13 +108,14 @@ class notify {
     }
   }
 
-  waiter& record_of(const fiber& f) {
-    // Only a registered fiber ever sits in waiters_.
-    return **std::find_if(registered_.begin(), registered_.end(),
-                          [&f](const waiter* w) { return w->self == &f; });
+  static waiter& record_of(const fiber& f) {
+    // Only a registered fiber ever sits in waiters_, and it points at its record.
+    return *static_cast<waiter*>(f.wait_record);
   }
   void forget(waiter& w) {
-    registered_.erase(std::remove(registered_.begin(), registered_.end(), &w), registered_.end());
+    (w.prev != nullptr ? w.prev->next : registered_) = w.next;
+    if (w.next != nullptr) w.next->prev = w.prev;
+    w.prev = w.next = nullptr;
     w.owner = nullptr;
   }
 
@@ -115,7 +123,7 @@ class notify {
   std::uint64_t id_;
   bool permit_ = false;
   wait_queue waiters_;
-  std::vector<waiter*> registered_;  // the waits in progress, in no particular order
+  waiter* registered_ = nullptr;  // the waits in progress, newest first
 };
 
 }  // namespace lockstep::sim
