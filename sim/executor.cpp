@@ -102,7 +102,7 @@ executor::executor(const run_config& config)
       strategy_(make_strategy(config.strategy, config.seed, config.options)),
       values_(config.seed ^ 0x6c6f636b73746570ULL),  // "lockstep": a stream apart from the strategy's
       trace_(config.trace),
-      stacks_(config.stack_bytes),
+      stacks_(stack_pool::shared(config.stack_bytes)),
       cores_(config.cores == 0 ? 1 : config.cores) {
   // Ask ASan for this thread's stack bounds, then restore them.
   void* t = nullptr;
@@ -119,6 +119,7 @@ executor::executor(const run_config& config)
 executor::~executor() {
   // run() tears every fiber down; this only matters if run() was never called.
   if (live_ > 0) teardown();
+  stacks_.trim_if_idle();
 }
 
 // --- fibers -----------------------------------------------------------------

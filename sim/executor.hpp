@@ -297,7 +297,7 @@ class executor {
   std::unique_ptr<strategy> strategy_;
   prng values_;
   trace trace_;
-  stack_pool stacks_;
+  stack_pool& stacks_;  // this thread's, shared with earlier and later runs
   std::vector<core_slot> cores_;
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
   std::size_t live_ = 0;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 
 namespace lockstep::sim {
@@ -43,6 +44,18 @@ stack_pool::stack_pool(std::size_t usable_bytes) {
   stride_ = usable_ + page;
 }
 
+stack_pool& stack_pool::shared(std::size_t usable_bytes) {
+  // A handful of sizes at most (run_config::stack_bytes); a vector is enough.
+  thread_local std::vector<std::unique_ptr<stack_pool>> pools;
+  const std::size_t page = page_size();
+  const std::size_t rounded = (usable_bytes + page - 1) / page * page;
+  for (auto& p : pools) {
+    if (p->usable_ == rounded) return *p;
+  }
+  pools.push_back(std::make_unique<stack_pool>(usable_bytes));
+  return *pools.back();
+}
+
 stack_pool::~stack_pool() {
   for (std::size_t i = 0; i < slabs_.size(); ++i) {
     // Leave no stale poison for whatever is mapped here next (only the
@@ -51,6 +64,24 @@ stack_pool::~stack_pool() {
     san::unpoison(slabs_[i].base, used * stride_);
     ::munmap(slabs_[i].base, slabs_[i].length);
   }
+}
+
+void stack_pool::trim_if_idle(std::size_t keep_slabs) {
+  if (in_use_ != 0 || slabs_.size() <= keep_slabs) return;
+  for (std::size_t i = keep_slabs; i < slabs_.size(); ++i) {
+    const std::size_t used = std::min(stacks_per_slab, carved_ - i * stacks_per_slab);
+    san::unpoison(slabs_[i].base, used * stride_);
+    ::munmap(slabs_[i].base, slabs_[i].length);
+  }
+  slabs_.resize(keep_slabs);
+  carved_ = keep_slabs * stacks_per_slab;
+  // Every stack is free again: rebuild the free list from the kept slabs.
+  free_.clear();
+  for (std::size_t i = carved_; i-- > 0;) {
+    char* region = slabs_[i / stacks_per_slab].base + (i % stacks_per_slab) * stride_;
+    free_.push_back({region + stride_, (i % colours) * colour_step});
+  }
+  if (mprotect_guards_ > carved_) mprotect_guards_ = carved_;
 }
 
 std::size_t stack_pool::mappings() const { return slabs_.size() + 2 * mprotect_guards_; }
@@ -84,6 +115,14 @@ void stack_pool::guard(char* page_start) {
 
 boost::context::stack_context stack_pool::allocate() {
   free_stack s{};
+  ++in_use_;  // undone below if nothing could be had
+  struct undo {
+    std::size_t& n;
+    bool armed = true;
+    ~undo() {
+      if (armed) --n;
+    }
+  } on_failure{in_use_};
   if (!free_.empty()) {
     s = free_.back();
     free_.pop_back();
@@ -112,6 +151,7 @@ boost::context::stack_context stack_pool::allocate() {
     s = {region + stride_, (carved_ % colours) * colour_step};
     ++carved_;
   }
+  on_failure.armed = false;
   boost::context::stack_context sctx;
   sctx.sp = s.top - s.colour;
   sctx.size = usable_ - s.colour;
@@ -124,6 +164,7 @@ void stack_pool::deallocate(boost::context::stack_context& sctx) noexcept {
   const auto sp = reinterpret_cast<std::uintptr_t>(sctx.sp);
   const auto top = (sp + page - 1) / page * page;
   free_.push_back({reinterpret_cast<char*>(top), top - sp});
+  --in_use_;
 }
 
 }  // namespace lockstep::sim

@@ -5,6 +5,11 @@
 // lines so that equally spaced stacks do not all alias in the same L2 sets
 // (shared/peers/limits measured 2x at 1,024 fibers).
 //
+// One pool per OS thread and stack size outlives the executors that use it
+// (shared()): a run that maps, guards and unmaps fresh stacks pays ~30 µs of
+// kernel time, which on small tests was most of a run's cost. An idle pool
+// that grew past a few slabs gives them back (trim_if_idle).
+//
 // Guard pages are installed with MADV_GUARD_INSTALL (Linux 6.13+), which marks
 // pages without splitting the mapping, so 100,000 stacks cost ~1,600 mappings.
 // On older kernels a guard is an mprotect'ed page, which splits the mapping:
@@ -33,6 +38,10 @@ class stack_pool {
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
 
+  /// This thread's pool for stacks of `usable_bytes` (created on first use).
+  /// Only this thread may use it; executors share it one after another.
+  static stack_pool& shared(std::size_t usable_bytes);
+
   /// Throws stack_exhausted when no stack can be mapped or guarded.
   boost::context::stack_context allocate();
   void deallocate(boost::context::stack_context& sctx) noexcept;
@@ -43,6 +52,11 @@ class stack_pool {
   [[nodiscard]] std::size_t mappings() const;
   /// Usable bytes of each stack.
   [[nodiscard]] std::size_t stack_bytes() const { return usable_; }
+  /// Stacks handed out and not yet returned.
+  [[nodiscard]] std::size_t in_use() const { return in_use_; }
+  /// With no stack in use, unmaps every slab past the first `keep_slabs`,
+  /// so one huge run does not pin its memory for the thread's lifetime.
+  void trim_if_idle(std::size_t keep_slabs = 4);
 
   static constexpr std::size_t stacks_per_slab = 64;
 
@@ -62,6 +76,7 @@ class stack_pool {
   std::size_t stride_;  // guard page + usable bytes
   std::vector<slab> slabs_;
   std::size_t carved_ = 0;         // stacks handed out of slabs so far
+  std::size_t in_use_ = 0;
   std::size_t mprotect_guards_ = 0;  // guards that split a mapping (old kernels)
   std::vector<free_stack> free_;
 };
