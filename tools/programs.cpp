@@ -18,9 +18,9 @@ namespace {
 // exists to test that a crash still reports the seed and the rerun command.
 [[noreturn]] void crash(const std::string& fault) {
   if (fault == "abort") std::abort();
-  // volatile: the compiler may not assume the pointer is null, so this is a
-  // genuine invalid store the kernel answers with SIGSEGV.
-  int* volatile nowhere = nullptr;
+  // Both volatile: the compiler may neither assume the pointer is null nor
+  // drop the store before abort(), so the kernel answers it with SIGSEGV.
+  volatile int* volatile nowhere = nullptr;
   *nowhere = 1;
   std::abort();  // not reached
 }
