@@ -124,7 +124,8 @@ prepared prepare(const std::string& name, const nlohmann::json& given, const opt
   if (it == all.end()) {
     std::string names;
     for (const auto& [n, p] : all) names += (names.empty() ? "" : ", ") + n;
-    throw input_error(where.program + ": unknown program '" + printable(name, max_shown_chars) + "'; expected one of " + names);
+    throw input_error(where.program + ": unknown program '" + printable(name, max_shown_chars) +
+                      "'; expected one of " + names);
   }
   json_reader reader(where.options_file, given, where.options_prefix);
   if (!given.is_object()) reader.fail("", "a JSON object of program options, found " + shown(given));
