@@ -13,14 +13,24 @@ namespace {
 // The canary variant counts with load + store from every core: a lost update
 // that some schedules expose and the `count` oracle reports.
 //
-// fault=segv|abort plants a real crash of the process (not a failed run), at
+// fault=segv|abort|overflow plants a real crash of the process (not a failed run), at
 // the consumer's k-th item with k drawn from the run's seeded randomness: it
 // exists to test that a crash still reports the seed and the rerun command.
+// Deep enough to run off any fiber stack into its guard page; the bound only
+// keeps the compiler from calling it infinite recursion.
+[[gnu::noinline]] std::uint64_t descend(std::uint64_t depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  if (depth == UINT64_MAX) return 0;
+  return descend(depth + 1) + static_cast<std::uint64_t>(frame[0]);
+}
+
 // no_sanitize: UBSan would stop at the null store first, and gcc's UBSan
 // runtime does not run ASan's death callback (the crash report), while a real
 // SIGSEGV goes through ASan's handler, which does.
 [[noreturn]] __attribute__((no_sanitize("undefined"))) void crash(const std::string& fault) {
   if (fault == "abort") std::abort();
+  if (fault == "overflow") (void)descend(0);
   // Both volatile: the compiler may neither assume the pointer is null nor
   // drop the store before abort(), so the kernel answers it with SIGSEGV.
   volatile int* volatile nowhere = nullptr;
@@ -44,8 +54,8 @@ program pipeline() {
     o["fault"] = "none";
     if (given.contains("fault")) {
       const auto& f = given["fault"];
-      if (!f.is_string() || (f != "none" && f != "segv" && f != "abort")) {
-        r.fail("/fault", "one of \"none\", \"segv\", \"abort\", found " + shown(f));
+      if (!f.is_string() || (f != "none" && f != "segv" && f != "abort" && f != "overflow")) {
+        r.fail("/fault", "one of \"none\", \"segv\", \"abort\", \"overflow\", found " + shown(f));
       }
       o["fault"] = f;
     }

@@ -85,7 +85,7 @@ expect options_not_object 2 "--options: /: expected a JSON object of program opt
   "$L" run --options '3'
 expect options_out_of_range 2 "--options: /producers: expected an integer from 1 to 64, found 0" -- \
   "$L" run --options '{"producers":0}'
-expect options_fault_unknown 2 '--options: /fault: expected one of "none", "segv", "abort", found "boom"' -- \
+expect options_fault_unknown 2 '--options: /fault: expected one of "none", "segv", "abort", "overflow", found "boom"' -- \
   "$L" run --options '{"fault":"boom"}'
 expect options_unknown_program 2 "--program: unknown program 'nope'" -- "$L" run --program nope
 
@@ -144,6 +144,15 @@ elif ! grep -qF "the failure record was lost; the failing run: program=pipeline 
   ! grep -qF "rerun with: lockstep run --program pipeline --options '{\"canary\":true,\"capacity\":4,\"fault\":\"none\",\"items\":20,\"producers\":3}' --seed 3 --strategy random --cores 2 --max-steps 10000000" out ||
   ! grep -qF "the failure record was not written" err; then
   fail "the lost record's failure was not printed in full"
+fi
+
+# A trace whose write fails after the run (the working directory was removed
+# after the check): reported, exit 2.
+mkdir cwd2 && (cd cwd2 && rmdir ../cwd2 && "$L" run --trace t.jsonl >../out 2>../err)
+rc=$?
+name=trace_write_fails_after_run cases=$((cases + 1))
+if [ $rc -ne 2 ] || ! grep -qF "lockstep: --trace t.jsonl: the trace was not written: cannot open it for writing" err; then
+  fail "exit code $rc (expected 2) or no report of the lost trace"
 fi
 
 # --- exit codes of runs -----------------------------------------------------
@@ -263,6 +272,12 @@ else
   crash_case crash_segv_reports_rerun segv 139
 fi
 crash_case crash_abort_reports_rerun abort 134
+# A fiber's stack overflow: the handler runs on the alternate signal stack.
+if [ "$asan" = asan ]; then
+  crash_case crash_stack_overflow_reports_rerun overflow 86
+else
+  crash_case crash_stack_overflow_reports_rerun overflow 139
+fi
 # explore keeps what it printed before the crash (stdout flushed per line).
 name=crash_in_explore_keeps_output cases=$((cases + 1))
 "$L" explore --options '{"fault":"abort"}' --seeds 3 >out 2>err
