@@ -42,7 +42,8 @@ program pipeline() {
   program p;
   p.description =
       "producers on every simulated core feed a bounded channel; oracles: per-producer order, "
-      "exact count (option canary=true plants a lost-update race)";
+      "exact count (option canary=true plants a lost-update race; fault=segv|abort|overflow crashes the "
+      "process on purpose, to test the crash report)";
   p.normalise = [](const json_reader& r) {
     const nlohmann::json& given = options_object(r);
     reject_unknown_options(r, given, {"producers", "items", "capacity", "canary", "fault"});
