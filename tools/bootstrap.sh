@@ -12,6 +12,7 @@ packages=(
   librapidcheck-dev              # property tests
   libbenchmark-dev               # benchmarks
   libclang-rt-14-dev             # clang's sanitizer runtimes
+  libfuzzer-14-dev               # libFuzzer, for the readers' fuzz target (tools/fuzz)
 )
 
 missing=()

@@ -1,6 +1,10 @@
 #include "tools/failure_record.hpp"
 
-#include <fstream>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+
+#include "tools/output_file.hpp"
 
 namespace lockstep::cli {
 
@@ -34,68 +38,130 @@ const nlohmann::json& json_reader::at(const std::string& pointer, const char* ex
 
 std::uint64_t json_reader::u64(const std::string& pointer) const {
   const auto& v = at(pointer, "an unsigned integer");
-  if (!v.is_number_unsigned()) fail(pointer, "an unsigned integer, found " + v.dump());
+  if (!v.is_number_unsigned()) fail(pointer, "an unsigned integer, found " + shown(v));
   return v.get<std::uint64_t>();
+}
+
+std::uint64_t json_reader::u64_in(const std::string& pointer, std::uint64_t min, std::uint64_t max) const {
+  const std::uint64_t v = u64(pointer);
+  if (v < min || v > max) {
+    fail(pointer, "an integer from " + std::to_string(min) + " to " + std::to_string(max) + ", found " +
+                      std::to_string(v));
+  }
+  return v;
 }
 
 std::string json_reader::string(const std::string& pointer) const {
   const auto& v = at(pointer, "a string");
-  if (!v.is_string()) fail(pointer, "a string, found " + v.dump());
+  if (!v.is_string()) fail(pointer, "a string, found " + shown(v));
   return v.get<std::string>();
 }
 
 void json_reader::fail(const std::string& pointer, const std::string& expected) const {
   const std::string where = prefix_ + pointer;
-  throw input_error(file_ + ": " + (where.empty() ? "/" : where) + ": expected " + expected);
+  // Keys in a pointer come from the input: keep the message one short line.
+  throw input_error(file_ + ": " + printable(where.empty() ? "/" : where, 200) + ": expected " + expected);
+}
+
+namespace {
+
+constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
+
+const char* const record_fields[] = {"lockstep_failure_record", "program", "options", "seed", "strategy",
+                                     "cores", "pct_depth", "pct_steps", "max_steps", "max_time_ns",
+                                     "decisions", "steps", "trace_hash", "failure"};
+
+std::optional<sim::failure_kind> kind_named(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(sim::failure_kind::resource_exhausted); ++k) {
+    const auto kind = static_cast<sim::failure_kind>(k);
+    if (sim::to_string(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+std::string kind_names() {
+  std::string names;
+  for (int k = 0; k <= static_cast<int>(sim::failure_kind::resource_exhausted); ++k) {
+    names += (names.empty() ? "" : ", ") + std::string(sim::to_string(static_cast<sim::failure_kind>(k)));
+  }
+  return names;
+}
+
+failure_record read_record(const nlohmann::json& root, const std::string& name) {
+  json_reader r(name, root);
+  if (!root.is_object()) r.fail("", "an object (a lockstep failure record), found " + shown(root));
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    bool known = false;
+    for (const char* f : record_fields) known = known || it.key() == f;
+    if (!known) r.fail("/" + pointer_token(it.key()), "no such field in a failure record (unknown field)");
+  }
+  if (r.u64("/lockstep_failure_record") != 1) r.fail("/lockstep_failure_record", "version 1");
+  failure_record rec;
+  rec.path = name;
+  rec.program = r.string("/program");
+  rec.options = r.at("/options", "an object");
+  if (!rec.options.is_object()) r.fail("/options", "an object, found " + shown(rec.options));
+  rec.config.seed = r.u64("/seed");
+  rec.config.strategy = r.string("/strategy");
+  if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo") {
+    r.fail("/strategy", "one of random, pct, fifo, found " + shown(rec.config.strategy));
+  }
+  rec.config.cores = static_cast<std::uint32_t>(r.u64_in("/cores", 1, 64));
+  rec.config.options.pct_depth = static_cast<std::uint32_t>(r.u64_in("/pct_depth", 1, 64));
+  // Only PCT uses k; the other strategies record the unused 0.
+  rec.config.options.pct_steps = rec.config.strategy == "pct" ? r.u64_in("/pct_steps", 1, UINT64_MAX)
+                                                               : r.u64("/pct_steps");
+  rec.config.max_steps = r.u64_in("/max_steps", 1, UINT64_MAX);
+  rec.config.max_time_ns = static_cast<std::int64_t>(r.u64_in("/max_time_ns", 0, int64_max));
+  const auto& decisions = r.at("/decisions", "an array of fiber ids");
+  if (!decisions.is_array()) r.fail("/decisions", "an array of fiber ids, found " + shown(decisions));
+  rec.result.decisions.reserve(decisions.size());
+  for (std::size_t i = 0; i < decisions.size(); ++i) {
+    const std::string p = "/decisions/" + std::to_string(i);
+    const auto& d = decisions[i];
+    if (!d.is_number_unsigned() || d.get<std::uint64_t>() > 0xfffffffeULL) {
+      r.fail(p, "a fiber id from 0 to 4294967294, found " + shown(d));
+    }
+    rec.result.decisions.push_back(static_cast<std::uint32_t>(d.get<std::uint64_t>()));
+  }
+  if (root.contains("steps")) rec.result.steps = r.u64("/steps");
+  const std::string hash = r.string("/trace_hash");
+  if (hash.size() != 16 || hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    r.fail("/trace_hash", "16 lower-case hex digits, found " + shown(hash));
+  }
+  rec.result.trace_hash = std::stoull(hash, nullptr, 16);
+  if (root.contains("failure")) {
+    const auto& f = root["failure"];
+    if (!f.is_object()) r.fail("/failure", "an object with kind and message, found " + shown(f));
+    for (auto it = f.begin(); it != f.end(); ++it) {
+      if (it.key() != "kind" && it.key() != "message") {
+        r.fail("/failure/" + pointer_token(it.key()), "kind or message (unknown field)");
+      }
+    }
+    const std::string kind = r.string("/failure/kind");
+    const auto k = kind_named(kind);
+    if (!k) r.fail("/failure/kind", "one of " + kind_names() + ", found " + shown(kind));
+    const std::string message = f.contains("message") ? r.string("/failure/message") : std::string();
+    rec.result.failed = sim::failure{*k, message};
+  }
+  return rec;
+}
+
+}  // namespace
+
+failure_record read_failure_record_text(std::string_view text, const std::string& name) {
+  return read_record(parse_strict(text, name), name);
 }
 
 failure_record read_failure_record(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path + ": cannot open the file");
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error(path + ": not valid JSON (byte " + std::to_string(e.byte) + "): " + e.what());
-  }
-  json_reader r(path, root);
-  if (!root.is_object()) r.fail("", "an object (a lockstep failure record)");
-  if (r.u64("/lockstep_failure_record") != 1) r.fail("/lockstep_failure_record", "version 1");
-  failure_record rec;
+  failure_record rec = read_record(read_strict_file(path), path);
   rec.path = path;
-  rec.program = r.string("/program");
-  rec.options = r.at("/options", "an object");
-  if (!rec.options.is_object()) r.fail("/options", "an object");
-  rec.config.seed = r.u64("/seed");
-  rec.config.strategy = r.string("/strategy");
-  const std::uint64_t cores = r.u64("/cores");
-  if (cores == 0 || cores > 64) r.fail("/cores", "a core count from 1 to 64");
-  rec.config.cores = static_cast<std::uint32_t>(cores);
-  rec.config.options.pct_depth = static_cast<std::uint32_t>(r.u64("/pct_depth"));
-  rec.config.options.pct_steps = r.u64("/pct_steps");
-  rec.config.max_steps = r.u64("/max_steps");
-  rec.config.max_time_ns = static_cast<std::int64_t>(r.u64("/max_time_ns"));
-  const auto& decisions = r.at("/decisions", "an array of fiber ids");
-  if (!decisions.is_array()) r.fail("/decisions", "an array of fiber ids");
-  for (std::size_t i = 0; i < decisions.size(); ++i) {
-    const std::string p = "/decisions/" + std::to_string(i);
-    const std::uint64_t id = r.u64(p);
-    if (id > 0xfffffffeULL) r.fail(p, "a fiber id below 4294967295");
-    rec.result.decisions.push_back(static_cast<std::uint32_t>(id));
-  }
-  const std::string hash = r.string("/trace_hash");
-  if (hash.size() != 16 || hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    r.fail("/trace_hash", "16 lower-case hex digits");
-  }
-  rec.result.trace_hash = std::stoull(hash, nullptr, 16);
   return rec;
 }
 
 void write_failure_record(const std::string& path, const failure_record& record) {
-  std::ofstream out(path);
-  if (!out) throw input_error(path + ": cannot write the failure record here");
-  out << to_json(record).dump(2) << '\n';
-  if (!out) throw input_error(path + ": writing the failure record failed");
+  const std::string why = write_output_file(path, to_json(record).dump(2) + "\n");
+  if (!why.empty()) throw std::runtime_error(printable(path, 200) + ": the failure record was not written: " + why);
 }
 
 }  // namespace lockstep::cli

@@ -4,18 +4,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "sim/executor.hpp"
+#include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
-
-/// Bad input: the message names the file, the JSON pointer and what was
-/// expected. The CLI prints it and exits 2.
-struct input_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct failure_record {
   std::string program;
@@ -27,11 +22,16 @@ struct failure_record {
 
 nlohmann::json to_json(const failure_record& record);
 
-/// Reads and validates a record; throws input_error naming `path` and the
-/// JSON pointer of the first field that is missing or of the wrong type.
+/// Reads and validates a record (strict JSON, every field range-checked,
+/// unknown fields refused); throws input_error naming `path` and the JSON
+/// pointer of the first field that is missing, of the wrong type or out of range.
 failure_record read_failure_record(const std::string& path);
 
-/// Writes `record` to `path` (pretty-printed, one trailing newline).
+/// The same from the record's text; errors name `name` (a fuzzer feeds bytes here).
+failure_record read_failure_record_text(std::string_view text, const std::string& name);
+
+/// Writes `record` to `path` (pretty-printed, one trailing newline); throws
+/// std::runtime_error naming `path` if it cannot be written in full.
 void write_failure_record(const std::string& path, const failure_record& record);
 
 /// Field access with errors that name file, pointer and expectation.
@@ -43,6 +43,8 @@ class json_reader {
       : file_(std::move(file)), root_(root), prefix_(std::move(prefix)) {}
   const nlohmann::json& at(const std::string& pointer, const char* expected) const;
   std::uint64_t u64(const std::string& pointer) const;
+  /// An unsigned integer in [min, max].
+  std::uint64_t u64_in(const std::string& pointer, std::uint64_t min, std::uint64_t max) const;
   std::string string(const std::string& pointer) const;
   [[noreturn]] void fail(const std::string& pointer, const std::string& expected) const;
 

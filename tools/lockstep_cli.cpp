@@ -1,63 +1,109 @@
 // The lockstep command line: run simulated programs, explore seeds, replay
 // failure records, check determinism.
 //
-// Exit codes (one place, after TigerBeetle's vopr): 0 every property held,
-// 1 a run failed (an oracle, a deadlock, a budget, a divergence), 2 bad input
-// or usage. Every run prints `seed=` first and its trace hash last.
+// Exit codes: tools/exit_codes.hpp (the table is in --help and the README).
+// Every run prints `seed=` first and its trace hash last; every bad input is
+// one line on stderr and exit 2; a crash of the code under test still prints
+// the seed and the command that reruns it (tools/crash_report.hpp).
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <cstdio>
-#include <fstream>
+#include <cstdint>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include "sim/runtime.hpp"
+#include "tools/crash_report.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/failure_record.hpp"
+#include "tools/output_file.hpp"
 #include "tools/programs.hpp"
+#include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
 namespace {
 
-constexpr int exit_held = 0;
-constexpr int exit_failed = 1;
-constexpr int exit_bad_input = 2;
-
+// Numbers are taken as text and parsed by parse_u64: CLI11 would accept "-1"
+// (wrapping it), " 1" or "0x10" for an unsigned flag.
 struct run_options {
   std::string program = "pipeline";
   std::string options_json = "{}";
-  std::uint64_t seed = 1;        // run
-  std::uint64_t first_seed = 1;  // explore, check-determinism
-  std::uint64_t seeds = 100;
+  std::string seed_text = "1";        // run
+  std::string first_seed_text = "1";  // explore, check-determinism
+  std::string seeds_text = "100";
   std::string strategy = "random";
+  std::string cores_text = "2";
+  std::string pct_depth_text = "3";
+  std::string pct_steps_text = "0";
+  std::string max_steps_text = "10000000";
+  std::string trace_out;
+  std::string record_out;
+  bool trace_given = false;
+  bool record_given = false;
+
+  std::uint64_t seed = 1;
+  std::uint64_t first_seed = 1;
+  std::uint64_t seeds = 100;
   std::uint32_t cores = 2;
   std::uint32_t pct_depth = 3;
   std::uint64_t pct_steps = 0;  // 0: measured from a random run of the same program and seed
   std::uint64_t max_steps = 10'000'000;
-  std::string trace_out;
-  std::string record_out;
 };
+
+/// Strict decimal: digits only (no sign, space, base prefix), no overflow, in [min, max].
+std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::uint64_t min, std::uint64_t max) {
+  const std::string expected = flag + ": expected a decimal integer from " + std::to_string(min) + " to " +
+                               std::to_string(max) + ", found '" + printable(text, max_shown_chars) + "'";
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) throw input_error(expected);
+  std::uint64_t v = 0;
+  for (char c : text) {
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) throw input_error(expected);
+    v = v * 10 + digit;
+  }
+  if (v < min || v > max) throw input_error(expected);
+  return v;
+}
+
+void resolve(run_options& o, bool with_seed) {
+  if (with_seed) {
+    o.seed = parse_u64("--seed", o.seed_text, 0, UINT64_MAX);
+  } else {
+    o.first_seed = parse_u64("--first-seed", o.first_seed_text, 0, UINT64_MAX);
+    o.seeds = parse_u64("--seeds", o.seeds_text, 1, std::uint64_t{1} << 40);
+    // The last seed is first + seeds - 1: it must not wrap past 2^64 - 1.
+    if (o.first_seed > UINT64_MAX - (o.seeds - 1)) {
+      throw input_error("--first-seed " + o.first_seed_text + " with --seeds " + o.seeds_text +
+                        ": expected a range ending at most at 18446744073709551615, found one past it");
+    }
+  }
+  o.cores = static_cast<std::uint32_t>(parse_u64("--cores", o.cores_text, 1, 64));
+  o.pct_depth = static_cast<std::uint32_t>(parse_u64("--pct-depth", o.pct_depth_text, 1, 64));
+  o.pct_steps = parse_u64("--pct-steps", o.pct_steps_text, 0, UINT64_MAX);
+  o.max_steps = parse_u64("--max-steps", o.max_steps_text, 1, UINT64_MAX);
+  if (o.trace_given) check_output_path("--trace", o.trace_out);
+  if (o.record_given) check_output_path("--record", o.record_out);
+}
 
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
   app.add_option("--program", o.program, "simulated program (see `lockstep programs`)");
   app.add_option("--options", o.options_json, "the program's options as a JSON object");
   if (with_seed) {
-    app.add_option("--seed", o.seed, "seed of the run");
+    app.add_option("--seed", o.seed_text, "seed of the run (decimal, 0 to 2^64-1)");
   } else {
-    app.add_option("--first-seed", o.first_seed, "first seed");
-    app.add_option("--seeds", o.seeds, "how many seeds")
-        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+    app.add_option("--first-seed", o.first_seed_text, "first seed (decimal)");
+    app.add_option("--seeds", o.seeds_text, "how many seeds (1 to 2^40)");
   }
   app.add_option("--strategy", o.strategy, "random | pct | fifo")
       ->check(CLI::IsMember({"random", "pct", "fifo"}));
-  app.add_option("--cores", o.cores, "simulated cores")->check(CLI::Range(1, 64));
-  app.add_option("--pct-depth", o.pct_depth, "PCT bug depth d (d-1 priority change points)")
-      ->check(CLI::Range(1, 64));
-  app.add_option("--pct-steps", o.pct_steps,
-                 "PCT: steps k the change points are drawn from (default: the length of a random run "
+  app.add_option("--cores", o.cores_text, "simulated cores (1 to 64)");
+  app.add_option("--pct-depth", o.pct_depth_text, "PCT bug depth d (d-1 priority change points; 1 to 64)");
+  app.add_option("--pct-steps", o.pct_steps_text,
+                 "PCT: steps k the change points are drawn from (default 0: the length of a random run "
                  "of the same program and seed, so change points land inside the run)");
-  app.add_option("--max-steps", o.max_steps, "step budget (a livelock past it)");
-  app.add_option("--record", o.record_out, "where to write the failure record");
+  app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
+  app.add_option("--record", o.record_out,
+                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here)");
 }
 
 struct prepared {
@@ -78,21 +124,16 @@ prepared prepare(const std::string& name, const nlohmann::json& given, const opt
   if (it == all.end()) {
     std::string names;
     for (const auto& [n, p] : all) names += (names.empty() ? "" : ", ") + n;
-    throw input_error(where.program + ": unknown program '" + name + "'; expected one of " + names);
+    throw input_error(where.program + ": unknown program '" + printable(name, max_shown_chars) +
+                      "'; expected one of " + names);
   }
   json_reader reader(where.options_file, given, where.options_prefix);
-  if (!given.is_object()) reader.fail("", "a JSON object of program options, found " + given.dump());
+  if (!given.is_object()) reader.fail("", "a JSON object of program options, found " + shown(given));
   return {&it->second, it->second.normalise(reader)};
 }
 
 prepared prepare(const std::string& name, const std::string& options_json) {
-  nlohmann::json given;
-  try {
-    given = nlohmann::json::parse(options_json);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error(std::string("--options: not valid JSON: ") + e.what());
-  }
-  return prepare(name, given, option_source{});
+  return prepare(name, parse_strict(options_json, "--options"), option_source{});
 }
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {
@@ -126,69 +167,117 @@ sim::run_config with_pct_steps(const prepared& p, sim::run_config c) {
   return c;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw input_error(path + ": cannot write here");
-  out << text;
-}
-
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
+/// The one command that reruns this configuration (a seed's run is
+/// deterministic, so it reproduces a failure or a crash).
+std::string rerun_command(const std::string& program, const nlohmann::json& options, const sim::run_config& c) {
+  std::string cmd = "lockstep run --program " + program + " --options " + shell_quote(options.dump()) +
+                    " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
+                    std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps);
+  if (c.strategy == "pct") {
+    cmd += " --pct-depth " + std::to_string(c.options.pct_depth);
+    // 0 is "measure it": the rerun measures the same k again.
+    if (c.options.pct_steps != 0) cmd += " --pct-steps " + std::to_string(c.options.pct_steps);
+  }
+  return cmd;
+}
+
+std::string run_summary(const std::string& program, const sim::run_config& c) {
+  return "program=" + program + " seed=" + std::to_string(c.seed) + " strategy=" + c.strategy +
+         " cores=" + std::to_string(c.cores);
+}
+
+/// Stores what a crash during the next run prints: the run and its rerun command.
+void describe_run(const std::string& program, const nlohmann::json& options, const sim::run_config& c) {
+  crash_report::describe("lockstep: crashed in the run " + run_summary(program, c) +
+                         "\nrerun with: " + rerun_command(program, options, c) + "\n");
+}
+
+/// Writes the trace; a failed write is reported on stderr and returns false.
+bool write_trace(const std::string& path, const std::string& text) {
+  const std::string why = write_output_file(path, text);
+  if (why.empty()) return true;
+  std::cerr << "lockstep: --trace " << printable(path, 200) << ": the trace was not written: " << why << "\n";
+  return false;
+}
+
 // Writes the record and prints where, with the one command that replays it.
-void report_failure(const prepared& p, const std::string& program, const sim::run_config& c,
-                    const sim::run_result& r, std::string path) {
+// If the record cannot be written the failure is still printed in full, with
+// the command that reruns it, and the run's exit code is kept.
+int report_failure(const prepared& p, const std::string& program, const sim::run_config& c,
+                   const sim::run_result& r, std::string path) {
+  std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
   if (path.empty()) path = "lockstep-failure-" + program + "-" + std::to_string(c.seed) + ".json";
-  failure_record rec{program, p.options, c, r, ""};
-  write_failure_record(path, rec);
-  std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n"
-            << "failure record: " << path << "\n"
-            << "replay with: lockstep replay " << shell_quote(path) << "\n";
+  try {
+    write_failure_record(path, failure_record{program, p.options, c, r, ""});
+    std::cout << "failure record: " << path << "\n"
+              << "replay with: lockstep replay " << shell_quote(path) << "\n";
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "lockstep: " << e.what() << "\n";
+    std::cout << "the failure record was lost; the failing run: " << run_summary(program, c) << "\n"
+              << "rerun with: " << rerun_command(program, p.options, c) << "\n";
+  }
+  std::cout.flush();
+  return exit_code_of(r.failed->kind);
 }
 
 void print_result_line(const sim::run_result& r) {
   std::cout << "steps=" << r.steps << " virtual_time_ns=" << r.end_time_ns
             << " decisions=" << r.decisions.size() << " outcome="
             << (r.ok() ? std::string("ok") : std::string(sim::to_string(r.failed->kind)))
-            << " trace_hash=" << sim::hash_hex(r.trace_hash) << "\n";
+            << " trace_hash=" << sim::hash_hex(r.trace_hash) << std::endl;
 }
 
-int cmd_run(const run_options& o) {
+int cmd_run(run_options o) {
+  resolve(o, true);
   const prepared p = prepare(o.program, o.options_json);
-  const auto c = with_pct_steps(p, config_of(o, o.seed, o.trace_out.empty() ? sim::trace_mode::hash : sim::trace_mode::full));
+  auto c = config_of(o, o.seed, o.trace_given ? sim::trace_mode::full : sim::trace_mode::hash);
   std::cout << "seed=" << o.seed << " program=" << o.program << " strategy=" << o.strategy
-            << " cores=" << o.cores << "\n";
+            << " cores=" << o.cores << std::endl;
+  describe_run(o.program, p.options, c);
+  c = with_pct_steps(p, c);
+  describe_run(o.program, p.options, c);
   const auto r = run_once(p, c);
-  if (!o.trace_out.empty()) write_text(o.trace_out, r.trace_text);
+  crash_report::clear();
+  const bool traced = !o.trace_given || write_trace(o.trace_out, r.trace_text);
   print_result_line(r);
-  if (r.ok()) return exit_held;
-  report_failure(p, o.program, c, r, o.record_out);
-  return exit_failed;
+  if (!r.ok()) return report_failure(p, o.program, c, r, o.record_out);
+  return traced ? exit_held : exit_bad_input;
 }
 
-int cmd_explore(const run_options& o, std::uint64_t first_seed, std::uint64_t seeds) {
+int cmd_explore(run_options o) {
+  resolve(o, false);
   const prepared p = prepare(o.program, o.options_json);
   std::cout << "exploring program=" << o.program << " strategy=" << o.strategy << " cores=" << o.cores
-            << " seeds=" << first_seed << ".." << first_seed + seeds - 1 << "\n";
+            << " seeds=" << o.first_seed << ".." << o.first_seed + (o.seeds - 1) << std::endl;
   const auto started = std::chrono::steady_clock::now();
   std::uint64_t done = 0;
-  for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
-    const auto c = with_pct_steps(p, config_of(o, seed, sim::trace_mode::hash));
+  // Counted, not compared against first+seeds: the range may end at 2^64-1.
+  for (std::uint64_t i = 0; i < o.seeds; ++i) {
+    const std::uint64_t seed = o.first_seed + i;
+    auto c = config_of(o, seed, sim::trace_mode::hash);
+    describe_run(o.program, p.options, c);
+    c = with_pct_steps(p, c);
+    if (o.strategy == "pct") describe_run(o.program, p.options, c);
     const auto r = run_once(p, c);
     ++done;
     if (!r.ok()) {
+      crash_report::clear();
       std::cout << "seed=" << seed << " ";
       print_result_line(r);
-      report_failure(p, o.program, c, r, o.record_out);
-      return exit_failed;
+      return report_failure(p, o.program, c, r, o.record_out);
     }
   }
+  crash_report::clear();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << "all " << done << " seeds held (" << static_cast<std::uint64_t>(done / (secs > 0 ? secs : 1e-9))
-            << " runs/s)\n";
+            << " runs/s)" << std::endl;
   return exit_held;
 }
 
@@ -200,39 +289,73 @@ sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) 
   c.trace = trace;
   option_source where;
   if (!rec.path.empty()) where = {rec.path + ": /program", rec.path, "/options"};
-  return run_once(prepare(rec.program, rec.options, where), c);
+  const prepared p = prepare(rec.program, rec.options, where);
+  crash_report::describe("lockstep: crashed replaying " + rec.path + " (" + run_summary(rec.program, rec.config) +
+                         ")\nrerun with: lockstep replay " + shell_quote(rec.path) + "\nor: " +
+                         rerun_command(rec.program, p.options, rec.config) + "\n");
+  auto r = run_once(p, c);
+  crash_report::clear();
+  return r;
 }
 
-int cmd_replay(const std::string& path, const std::string& trace_out) {
+/// Whether a replay reproduced the recorded failure: it failed, not by
+/// diverging, with the same trace hash, after following exactly the
+/// recorded decisions (a run that fails before using them all is not the
+/// recorded run).
+bool reproduced(const failure_record& rec, const sim::run_result& r) {
+  return r.failed && r.failed->kind != sim::failure_kind::replay_divergence &&
+         r.trace_hash == rec.result.trace_hash && r.decisions == rec.result.decisions;
+}
+
+int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given) {
   const failure_record rec = read_failure_record(path);
+  if (trace_given) check_output_path("--trace", trace_out);
   std::cout << "seed=" << rec.config.seed << " program=" << rec.program << " replaying "
-            << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy << "\n";
-  const auto r = replay_record(rec, trace_out.empty() ? sim::trace_mode::hash : sim::trace_mode::full);
-  if (!trace_out.empty()) write_text(trace_out, r.trace_text);
+            << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy
+            << std::endl;
+  const auto r = replay_record(rec, trace_given ? sim::trace_mode::full : sim::trace_mode::hash);
+  const bool traced = !trace_given || write_trace(trace_out, r.trace_text);
   print_result_line(r);
-  if (r.trace_hash == rec.result.trace_hash) {
-    std::cout << "reproduced: the same trace hash " << sim::hash_hex(r.trace_hash) << "\n";
+  int code = exit_held;
+  if (r.ok()) {
+    std::cout << "no longer reproduces: the run held (recorded trace hash " << sim::hash_hex(rec.result.trace_hash)
+              << ", replay gave " << sim::hash_hex(r.trace_hash) << ")\n";
+  } else if (reproduced(rec, r)) {
+    std::cout << "reproduced: the same trace hash " << sim::hash_hex(r.trace_hash) << " after all "
+              << r.decisions.size() << " recorded decisions\n";
+    code = exit_failed;
   } else {
-    std::cout << "DIVERGED: recorded trace hash " << sim::hash_hex(rec.result.trace_hash) << ", replay gave "
-              << sim::hash_hex(r.trace_hash) << "\n";
+    std::cout << "DIVERGED: recorded trace hash " << sim::hash_hex(rec.result.trace_hash) << " after "
+              << rec.result.decisions.size() << " decisions, replay gave " << sim::hash_hex(r.trace_hash)
+              << " after " << r.decisions.size() << "\n";
+    code = exit_nondeterminism;
   }
   if (r.failed) std::cout << "failure: " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
-  return r.ok() && r.trace_hash == rec.result.trace_hash ? exit_held : exit_failed;
+  std::cout.flush();
+  return traced ? code : exit_bad_input;
 }
 
-int cmd_check_determinism(const run_options& o, std::uint64_t first_seed, std::uint64_t seeds) {
+int cmd_check_determinism(run_options o) {
+  resolve(o, false);
   const prepared p = prepare(o.program, o.options_json);
-  for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
-    const auto c = with_pct_steps(p, config_of(o, seed, sim::trace_mode::hash));
+  for (std::uint64_t i = 0; i < o.seeds; ++i) {
+    const std::uint64_t seed = o.first_seed + i;
+    auto c = config_of(o, seed, sim::trace_mode::hash);
+    describe_run(o.program, p.options, c);
+    c = with_pct_steps(p, c);
+    describe_run(o.program, p.options, c);
     const auto a = run_once(p, c);
     const auto b = run_once(p, c);
     std::cout << "seed=" << seed << " trace_hash=" << sim::hash_hex(a.trace_hash);
     if (a.trace_hash != b.trace_hash || a.decisions != b.decisions) {
-      std::cout << " NONDETERMINISTIC: second run gave " << sim::hash_hex(b.trace_hash) << "\n";
-      return exit_failed;
+      crash_report::clear();
+      std::cout << " NONDETERMINISTIC: second run gave " << sim::hash_hex(b.trace_hash) << "\n"
+                << "rerun with: " << rerun_command(o.program, p.options, c) << std::endl;
+      return exit_nondeterminism;
     }
-    std::cout << " (twice)\n";
+    std::cout << " (twice)" << std::endl;
   }
+  crash_report::clear();
   return exit_held;
 }
 
@@ -240,19 +363,26 @@ int cmd_check_determinism(const run_options& o, std::uint64_t first_seed, std::u
 // each program's canary (a planted bug) is found by exploration, recorded,
 // and replayed to the same bytes.
 int cmd_demo(const std::string& record_dir) {
+  check_output_dir("--record-dir", record_dir);
   run_options o;
   for (const auto& [name, prog] : programs()) {
-    std::cout << "== " << name << ": " << prog.description << "\n";
+    std::cout << "== " << name << ": " << prog.description << std::endl;
     const prepared clean = prepare(name, "{}");
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       for (const char* strategy : {"random", "pct"}) {
         o.strategy = strategy;
-        const auto r = run_once(clean, with_pct_steps(clean, config_of(o, seed, sim::trace_mode::hash)));
+        auto c = config_of(o, seed, sim::trace_mode::hash);
+        describe_run(name, clean.options, c);
+        c = with_pct_steps(clean, c);
+        describe_run(name, clean.options, c);
+        const auto r = run_once(clean, c);
+        crash_report::clear();
         std::cout << "seed=" << seed << " strategy=" << strategy << " ";
         print_result_line(r);
         if (!r.ok()) {
-          std::cout << "demo FAILED: " << r.failed->message << "\n";
-          return exit_failed;
+          std::cout << "demo FAILED: " << r.failed->message << "\n"
+                    << "rerun with: " << rerun_command(name, clean.options, c) << std::endl;
+          return exit_code_of(r.failed->kind);
         }
       }
     }
@@ -261,37 +391,57 @@ int cmd_demo(const std::string& record_dir) {
     bool found = false;
     for (std::uint64_t seed = 1; seed <= 1000 && !found; ++seed) {
       const auto c = config_of(o, seed, sim::trace_mode::hash);
+      describe_run(name, canary.options, c);
       const auto r = run_once(canary, c);
+      crash_report::clear();
       if (r.ok()) continue;
       found = true;
-      const std::string path = record_dir + "/lockstep-demo-" + name + ".json";
-      std::cout << "canary (a planted bug) caught at seed=" << seed << ": " << sim::to_string(r.failed->kind) << "\n";
+      const std::string path = record_dir + (record_dir.back() == '/' ? "" : "/") + "lockstep-demo-" + name + ".json";
+      std::cout << "canary (a planted bug) caught at seed=" << seed << ": " << sim::to_string(r.failed->kind)
+                << std::endl;
       write_failure_record(path, failure_record{name, canary.options, c, r, ""});
       // The record alone must reproduce the failure with the same bytes.
-      const auto again = replay_record(read_failure_record(path), sim::trace_mode::hash);
-      if (again.ok() || again.trace_hash != r.trace_hash) {
-        std::cout << "demo FAILED: replaying " << path << " did not reproduce the failure byte for byte\n";
-        return exit_failed;
+      const failure_record rec = read_failure_record(path);
+      const auto again = replay_record(rec, sim::trace_mode::hash);
+      if (!reproduced(rec, again)) {
+        std::cout << "demo FAILED: replaying " << path << " did not reproduce the failure byte for byte"
+                  << std::endl;
+        return exit_nondeterminism;
       }
       std::cout << "replayed " << path << ": same failure, same trace_hash=" << sim::hash_hex(r.trace_hash)
-                << "\n  (lockstep replay " << shell_quote(path) << ")\n";
+                << "\n  (lockstep replay " << shell_quote(path) << ")" << std::endl;
     }
     if (!found) {
-      std::cout << "demo FAILED: 1000 seeds did not expose the " << name << " canary\n";
+      std::cout << "demo FAILED: 1000 seeds did not expose the " << name << " canary" << std::endl;
       return exit_failed;
     }
   }
-  std::cout << "demo ok: every program held its oracles; every planted bug was caught and replayed\n";
+  std::cout << "demo ok: every program held its oracles; every planted bug was caught and replayed" << std::endl;
   return exit_held;
 }
+
+constexpr const char* exit_code_table =
+    "Exit codes:\n"
+    "  0   every property held (replay: the recorded failure no longer reproduces)\n"
+    "  1   a run failed: an oracle, an uncaught exception, an abort, a resource limit\n"
+    "      (replay: the recorded failure reproduced, same trace hash, same decisions)\n"
+    "  2   bad input or usage (one line naming the flag or file, the JSON pointer and\n"
+    "      what was expected), or an output file that could not be written\n"
+    "  3   liveness: a deadlock, or the step or virtual-time budget ran out\n"
+    "  4   nondeterminism: a replay that diverged, check-determinism runs that differed\n"
+    "  86  a sanitizer report (sanitizer builds, with ASAN_OPTIONS/UBSAN_OPTIONS exitcode=86)\n"
+    "  128+N  the process died of signal N (a crash in the code under test); stderr\n"
+    "      names the run and the command that reruns it";
 
 }  // namespace
 }  // namespace lockstep::cli
 
 int main(int argc, char** argv) {
   using namespace lockstep::cli;
+  crash_report::install();
   CLI::App app{"lockstep: deterministic simulation of concurrent components"};
   app.require_subcommand(1);
+  app.footer(exit_code_table);
 
   run_options run_opts;
   auto* run = app.add_subcommand("run", "run one simulated program once");
@@ -308,7 +458,7 @@ int main(int argc, char** argv) {
   replay->add_option("--trace", replay_trace, "write the replayed trace (JSON Lines) here");
 
   run_options det_opts;
-  det_opts.seeds = 10;
+  det_opts.seeds_text = "10";
   auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
   add_run_flags(*det, det_opts, false);
 
@@ -325,25 +475,33 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, like every other bad input (CLI11's own adds a help hint).
+    std::cerr << "lockstep: " << printable(e.what(), 300) << " (see --help)\n";
     return exit_bad_input;
   }
+  for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
+    opts->record_given = sub->count("--record") > 0;
+  }
+  run_opts.trace_given = run->count("--trace") > 0;
 
   try {
     if (*run) return cmd_run(run_opts);
-    if (*explore) return cmd_explore(explore_opts, explore_opts.first_seed, explore_opts.seeds);
-    if (*replay) return cmd_replay(replay_path, replay_trace);
-    if (*det) return cmd_check_determinism(det_opts, det_opts.first_seed, det_opts.seeds);
+    if (*explore) return cmd_explore(explore_opts);
+    if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
+    if (*det) return cmd_check_determinism(det_opts);
     if (*demo) return cmd_demo(demo_dir);
     if (*list) {
       for (const auto& [name, p] : programs()) std::cout << name << ": " << p.description << "\n";
       return exit_held;
     }
   } catch (const input_error& e) {
+    std::cout.flush();
     std::cerr << "lockstep: " << e.what() << "\n";
     return exit_bad_input;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "lockstep: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    // Not the input's fault, but not a run's failure either: never terminate().
+    std::cout.flush();
+    std::cerr << "lockstep: error: " << printable(e.what(), 300) << "\n";
     return exit_bad_input;
   }
   return exit_bad_input;

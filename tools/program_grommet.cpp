@@ -172,8 +172,8 @@ nlohmann::json normalise_grommet(const json_reader& r) {
   if (o["keys"].get<std::uint64_t>() < o["producers"].get<std::uint64_t>()) {
     // Each key has exactly one sender, so every producer needs a key of its own.
     r.fail(given.contains("keys") ? "/keys" : "/producers",
-           "at least as many keys as producers (each key has one sender), found keys " + o["keys"].dump() +
-               " and producers " + o["producers"].dump());
+           "at least as many keys as producers (each key has one sender), found keys " + shown(o["keys"]) +
+               " and producers " + shown(o["producers"]));
   }
   o["items"] = option_u64(r, given, "items", 10, 1, 100'000);
   o["budgets"] = option_u64_list(r, given, "budgets", {1, 2}, 1, 4, 1, 64);

@@ -20,7 +20,7 @@ namespace lockstep::cli {
 /// The options object itself; fails unless it is a JSON object.
 inline const nlohmann::json& options_object(const json_reader& r) {
   const nlohmann::json& given = r.at("", "an object of program options");
-  if (!given.is_object()) r.fail("", "an object of program options, found " + given.dump());
+  if (!given.is_object()) r.fail("", "an object of program options, found " + shown(given));
   return given;
 }
 
@@ -32,7 +32,7 @@ inline void reject_unknown_options(const json_reader& r, const nlohmann::json& g
   for (auto it = given.begin(); it != given.end(); ++it) {
     bool found = false;
     for (const char* k : known) found = found || it.key() == k;
-    if (!found) r.fail("/" + it.key(), "one of " + names + " (unknown option)");
+    if (!found) r.fail("/" + pointer_token(it.key()), "one of " + names + " (unknown option)");
   }
 }
 
@@ -54,7 +54,7 @@ inline bool option_bool(const json_reader& r, const nlohmann::json& given, const
   if (!given.contains(name)) return fallback;
   const std::string pointer = std::string("/") + name;
   const auto& v = r.at(pointer, "a boolean");
-  if (!v.is_boolean()) r.fail(pointer, "a boolean, found " + v.dump());
+  if (!v.is_boolean()) r.fail(pointer, "a boolean, found " + shown(v));
   return v.get<bool>();
 }
 
@@ -69,7 +69,7 @@ inline std::vector<std::uint64_t> option_u64_list(const json_reader& r, const nl
   const std::string shape = "an array of " + std::to_string(min_size) + " to " + std::to_string(max_size) +
                             " integers from " + std::to_string(min) + " to " + std::to_string(max);
   const auto& v = r.at(pointer, shape.c_str());
-  if (!v.is_array() || v.size() < min_size || v.size() > max_size) r.fail(pointer, shape + ", found " + v.dump());
+  if (!v.is_array() || v.size() < min_size || v.size() > max_size) r.fail(pointer, shape + ", found " + shown(v));
   std::vector<std::uint64_t> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string at = pointer + "/" + std::to_string(i);

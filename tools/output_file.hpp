@@ -1,0 +1,23 @@
+// tools/output_file.hpp — files the CLI writes (traces, failure records):
+// checked before a run, so a bad path costs nothing, and checked after the
+// write, so a full disk is never mistaken for success.
+#pragma once
+
+#include <string>
+
+namespace lockstep::cli {
+
+/// Throws input_error (naming `flag` and `path`) unless `path` could be
+/// written now: not empty, not a directory, an existing file open for writing
+/// and accepting a write (a zero-byte write: /dev/full refuses even that), or
+/// a new file in an existing, writable directory. Touches nothing.
+void check_output_path(const std::string& flag, const std::string& path);
+
+/// Throws input_error unless `path` is an existing, writable directory.
+void check_output_dir(const std::string& flag, const std::string& path);
+
+/// Replaces `path` with `text`; returns "" on success, else why it failed
+/// (open, write or close, with the system's reason).
+std::string write_output_file(const std::string& path, const std::string& text);
+
+}  // namespace lockstep::cli

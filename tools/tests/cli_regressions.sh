@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# Goal: every bad input the lockstep CLI can be handed exits 2 with one line
+# on stderr naming the flag or file, the JSON pointer and what was expected;
+# exit codes tell held / failed / liveness / diverged apart; a failure is never
+# lost (an unwritable record, a crash of the code under test). Each case below
+# was a defect (a terminate, a SIGSEGV, a wrong exit code, a silent success)
+# and asserts the exit code and the message.
+#
+#   cli_regressions.sh LOCKSTEP_BINARY [asan]
+# `asan`: the binary is an ASan build (a planted segfault then ends in ASan's
+# report and exit 86, not SIGSEGV).
+set -uo pipefail
+L=$(realpath "$1")
+asan=${2:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+ulimit -c 0
+failures=0
+cases=0
+
+fail() {
+  echo "FAIL [$name]: $*"
+  echo "  stdout: $(head -c 600 out)"
+  echo "  stderr: $(head -c 600 err)"
+  failures=$((failures + 1))
+}
+
+# expect NAME RC TEXT -- CMD...: CMD exits RC and TEXT is in its stderr (or,
+# for runs, stdout); a bad input (RC 2) prints exactly one line on stderr.
+expect() {
+  name=$1 rc=$2 text=$3
+  shift 4
+  cases=$((cases + 1))
+  timeout 120 "$@" >out 2>err  # a hang (a FIFO opened for reading) fails the case
+  local got=$?
+  if [ "$got" -ne "$rc" ]; then
+    fail "exit code $got, expected $rc"
+    return
+  fi
+  if ! grep -qF -- "$text" err && ! grep -qF -- "$text" out; then
+    fail "output does not contain: $text"
+    return
+  fi
+  if [ "$rc" -eq 2 ] && [ "$(wc -l <err)" -ne 1 ]; then
+    fail "expected one line on stderr, got $(wc -l <err)"
+  fi
+}
+
+deep() {  # n open brackets, then n closing ones
+  printf '%*s' "$1" '' | tr ' ' '['
+  printf '%*s' "$1" '' | tr ' ' ']'
+}
+
+# --- --options: numbers, nesting, duplicates, pointers -------------------------
+expect options_float_overflow 2 "lockstep: --options: /items: expected a finite number, found 1e309" -- \
+  "$L" run --options '{"items":1e309}'
+expect options_negative_overflow 2 "--options: /items: expected a finite number, found -1e400" -- \
+  "$L" run --options '{"items":-1e400}'
+expect options_integer_past_u64 2 \
+  "--options: /items: expected an integer from -9223372036854775808 to 18446744073709551615, found 18446744073709551616" -- \
+  "$L" run --options '{"items":18446744073709551616}'
+expect options_integer_below_i64 2 "--options: /items: expected an integer from -9223372036854775808" -- \
+  "$L" run --options '{"items":-9223372036854775809}'
+expect options_nested_65000 2 "--options: /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected at most 64 levels of nesting, found deeper nesting" -- \
+  "$L" run --options "$(deep 65000)"
+expect options_nested_65 2 "expected at most 64 levels of nesting" -- "$L" run --options "$(deep 65)"
+expect options_nested_64_is_json 2 "--options: /: expected a JSON object of program options, found [[[[" -- \
+  "$L" run --options "$(deep 64)"
+expect options_nested_in_object 2 '--options: /a/b/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected at most 64 levels' -- \
+  "$L" run --options "{\"a\":{\"b\":$(deep 63)}}"
+expect options_duplicate_key 2 "--options: /items: expected each key at most once in an object, found a duplicate key" -- \
+  "$L" run --options '{"items":1,"items":2}'
+expect options_pointer_escaped 2 "--options: /a~1b~0c: expected one of producers, items, capacity, canary, fault (unknown option)" -- \
+  "$L" run --options '{"a/b~c":1}'
+expect options_duplicate_pointer_escaped 2 "--options: /x/~0~1: expected each key at most once" -- \
+  "$L" run --options '{"x":{"~/":1,"~/":2}}'
+expect options_syntax 2 "--options: byte 13: syntax error while parsing object" -- \
+  "$L" run --options '{"items":1.5'
+expect options_empty 2 "--options: byte 1: syntax error" -- "$L" run --options ''
+expect options_long_value_truncated 2 "found \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa..." -- \
+  "$L" run --options "{\"canary\":\"$(printf '%*s' 5000 '' | tr ' ' a)\"}"
+expect options_newline_in_key 2 '--options: /a\x0ab: expected one of' -- "$L" run --options '{"a\nb":1}'
+expect options_not_object 2 "--options: /: expected a JSON object of program options, found 3" -- \
+  "$L" run --options '3'
+expect options_out_of_range 2 "--options: /producers: expected an integer from 1 to 64, found 0" -- \
+  "$L" run --options '{"producers":0}'
+expect options_fault_unknown 2 '--options: /fault: expected one of "none", "segv", "abort", "overflow", found "boom"' -- \
+  "$L" run --options '{"fault":"boom"}'
+expect options_unknown_program 2 "--program: unknown program 'nope'" -- "$L" run --program nope
+
+# --- seeds and numeric flags ------------------------------------------------
+u64="expected a decimal integer from 0 to 18446744073709551615"
+expect seed_negative 2 "--seed: $u64, found '-1'" -- "$L" run --seed -1
+expect seed_past_u64 2 "--seed: $u64, found '18446744073709551616'" -- "$L" run --seed 18446744073709551616
+expect seed_empty 2 "--seed: $u64, found ''" -- "$L" run --seed ''
+expect seed_plus 2 "--seed: $u64, found '+1'" -- "$L" run --seed +1
+expect seed_space 2 "--seed: $u64, found ' 1'" -- "$L" run --seed ' 1'
+expect seed_hex 2 "--seed: $u64, found '0x10'" -- "$L" run --seed 0x10
+expect seed_max_runs 0 "seed=18446744073709551615 " -- "$L" run --seed 18446744073709551615
+expect first_seed_range_wraps 2 \
+  "--first-seed 18446744073709551615 with --seeds 2: expected a range ending at most at 18446744073709551615" -- \
+  "$L" explore --first-seed 18446744073709551615 --seeds 2
+expect first_seed_range_wraps_det 2 "--first-seed 18446744073709551610 with --seeds 7" -- \
+  "$L" check-determinism --first-seed 18446744073709551610 --seeds 7
+expect first_seed_range_ends_at_max 0 "all 2 seeds held" -- \
+  "$L" explore --first-seed 18446744073709551614 --seeds 2
+expect seeds_zero 2 "--seeds: expected a decimal integer from 1 to 1099511627776, found '0'" -- \
+  "$L" explore --seeds 0
+expect cores_zero 2 "--cores: expected a decimal integer from 1 to 64, found '0'" -- "$L" run --cores 0
+expect max_steps_zero 2 "--max-steps: expected a decimal integer from 1" -- "$L" run --max-steps 0
+expect strategy_unknown 2 "--strategy: bogus not in {random,pct,fifo}" -- "$L" run --strategy bogus
+expect usage_unknown_flag 2 "lockstep: The following argument was not expected: --nope (see --help)" -- "$L" run --nope
+
+# --- output paths -----------------------------------------------------------
+mkdir adir
+expect trace_dev_full 2 "--trace /dev/full: cannot write it: No space left on device" -- "$L" run --trace /dev/full
+expect trace_directory 2 "--trace adir: expected a file, found a directory" -- "$L" run --trace adir
+expect trace_missing_dir 2 "--trace nodir/t.jsonl: the directory nodir does not exist" -- "$L" run --trace nodir/t.jsonl
+expect trace_empty 2 "--trace: expected a file path, found ''" -- "$L" run --trace ''
+expect trace_written 0 "outcome=ok" -- "$L" run --trace t.jsonl
+[ -s t.jsonl ] || { name=trace_written fail "t.jsonl is empty"; }
+expect record_directory 2 "--record adir: expected a file, found a directory" -- \
+  "$L" run --options '{"canary":true}' --seed 3 --record adir
+expect record_dev_full 2 "--record /dev/full: cannot write it" -- "$L" explore --record /dev/full
+expect record_dir_empty 2 "--record-dir: expected a directory, found ''" -- "$L" demo --record-dir ''
+expect record_dir_missing 2 "--record-dir nodir: no such directory" -- "$L" demo --record-dir nodir
+# A record that cannot be written after the run (the directory went away):
+# the failure, seed and rerun command are printed, the exit code stays 1.
+mkdir gone
+chmod 0555 gone
+if [ "$(id -u)" -ne 0 ]; then
+  expect record_lost_keeps_failure 2 "--record gone/r.json: cannot create a file in gone" -- \
+    "$L" run --options '{"canary":true}' --seed 3 --record gone/r.json
+fi
+# The default record path is the working directory: make it unwritable by
+# making it a directory name taken by a file... simplest: run from a removed cwd.
+mkdir cwd && (cd cwd && rmdir ../cwd && "$L" run --options '{"canary":true}' --seed 3 >../out 2>../err)
+rc=$?
+name=record_lost_prints_rerun cases=$((cases + 1))
+if [ $rc -ne 1 ]; then
+  fail "exit code $rc, expected 1"
+elif ! grep -qF "the failure record was lost; the failing run: program=pipeline seed=3 strategy=random cores=2" out ||
+  ! grep -qF "rerun with: lockstep run --program pipeline --options '{\"canary\":true,\"capacity\":4,\"fault\":\"none\",\"items\":20,\"producers\":3}' --seed 3 --strategy random --cores 2 --max-steps 10000000" out ||
+  ! grep -qF "the failure record was not written" err; then
+  fail "the lost record's failure was not printed in full"
+fi
+
+# A trace whose write fails after the run (the working directory was removed
+# after the check): reported, exit 2.
+mkdir cwd2 && (cd cwd2 && rmdir ../cwd2 && "$L" run --trace t.jsonl >../out 2>../err)
+rc=$?
+name=trace_write_fails_after_run cases=$((cases + 1))
+if [ $rc -ne 2 ] || ! grep -qF "lockstep: --trace t.jsonl: the trace was not written: cannot open it for writing" err; then
+  fail "exit code $rc (expected 2) or no report of the lost trace"
+fi
+
+# --- exit codes of runs -----------------------------------------------------
+expect run_oracle_exits_1 1 "FAILED oracle" -- "$L" run --options '{"canary":true}' --seed 3 --record rec.json
+expect run_step_budget_exits_3 3 "FAILED step_budget" -- "$L" run --seed 3 --max-steps 130 --record budget.json
+expect explore_oracle_exits_1 1 "FAILED oracle" -- \
+  "$L" explore --options '{"canary":true}' --seeds 50 --record explored.json
+expect explore_budget_exits_3 3 "FAILED step_budget" -- "$L" explore --max-steps 100 --seeds 3 --record b.json
+
+# --- replay: reproduced 1, passes now 0, diverged 4 ----------------------------
+expect replay_reproduced_exits_1 1 "reproduced: the same trace hash" -- "$L" replay rec.json
+sed -e 's/"max_steps": 130,/"max_steps": 10000000,/' budget.json >holds.json
+expect replay_now_holds_exits_0 0 "no longer reproduces: the run held" -- "$L" replay holds.json
+sed -e 's/"max_steps": 100,/"max_steps": 10000000,/' b.json >needs_more.json
+expect replay_needs_more_exits_4 4 "DIVERGED" -- "$L" replay needs_more.json
+sed -e '/"decisions": \[/,/^  \]/ s/^  \]/    ,0, 0\n  ]/' rec.json >appended.json
+expect replay_extra_decisions_exits_4 4 "DIVERGED: recorded trace hash" -- "$L" replay appended.json
+sed -e 's/"trace_hash": "[0-9a-f]*"/"trace_hash": "0000000000000000"/' rec.json >hash.json
+expect replay_other_hash_exits_4 4 "DIVERGED" -- "$L" replay hash.json
+expect replay_trace_dev_full 2 "--trace /dev/full: cannot write it" -- "$L" replay rec.json --trace /dev/full
+
+# --- failure records read strictly ----------------------------------------------
+# rec.json is pretty-printed one field a line; each case edits one field.
+edit() {  # out-file sed-expression
+  sed -e "$2" rec.json >"$1"
+}
+expect record_directory_input 2 "lockstep: adir: expected a file, found a directory" -- "$L" replay adir
+expect record_tmp_directory 2 "lockstep: /tmp: expected a file, found a directory" -- "$L" replay /tmp
+expect record_missing 2 "lockstep: missing.json: cannot open the file: No such file or directory" -- "$L" replay missing.json
+expect record_unreadable 2 "/proc/self/mem: reading the file failed" -- "$L" replay /proc/self/mem
+mkfifo fifo
+expect record_fifo 2 "fifo: expected a regular file, found a device, FIFO or socket" -- "$L" replay fifo
+if [ "$(id -u)" -ne 0 ]; then
+  cp rec.json noread.json && chmod 000 noread.json
+  expect record_no_permission 2 "noread.json: cannot open the file: Permission denied" -- "$L" replay noread.json
+fi
+edit r_float.json 's/"steps": \([0-9]*\),/"steps": 1e309,/'
+expect record_unused_float_overflow 2 "r_float.json: /steps: expected a finite number, found 1e309" -- "$L" replay r_float.json
+edit r_int.json 's/"steps": \([0-9]*\),/"steps": 99999999999999999999999,/'
+expect record_unused_integer_overflow 2 "r_int.json: /steps: expected an integer from" -- "$L" replay r_int.json
+edit r_time.json 's/"max_time_ns": [0-9]*,/"max_time_ns": 9223372036854775808,/'
+expect record_max_time_past_i64 2 "r_time.json: /max_time_ns: expected an integer from 0 to 9223372036854775807, found 9223372036854775808" -- \
+  "$L" replay r_time.json
+edit r_strategy.json 's/"strategy": "random",/"strategy": "bogus",/'
+expect record_strategy_bogus 2 'r_strategy.json: /strategy: expected one of random, pct, fifo, found "bogus"' -- \
+  "$L" replay r_strategy.json
+edit r_depth0.json 's/"pct_depth": [0-9]*,/"pct_depth": 0,/'
+expect record_pct_depth_0 2 "r_depth0.json: /pct_depth: expected an integer from 1 to 64, found 0" -- "$L" replay r_depth0.json
+edit r_depth65.json 's/"pct_depth": [0-9]*,/"pct_depth": 65,/'
+expect record_pct_depth_65 2 "r_depth65.json: /pct_depth: expected an integer from 1 to 64, found 65" -- "$L" replay r_depth65.json
+edit r_pct_steps.json 's/"strategy": "random",/"strategy": "pct",/'
+expect record_pct_steps_0 2 "r_pct_steps.json: /pct_steps: expected an integer from 1 to" -- "$L" replay r_pct_steps.json
+edit r_max_steps.json 's/"max_steps": [0-9]*,/"max_steps": 0,/'
+expect record_max_steps_0 2 "r_max_steps.json: /max_steps: expected an integer from 1 to" -- "$L" replay r_max_steps.json
+edit r_cores.json 's/"cores": [0-9]*,/"cores": 65,/'
+expect record_cores_65 2 "r_cores.json: /cores: expected an integer from 1 to 64, found 65" -- "$L" replay r_cores.json
+edit r_decision.json '/"decisions": \[/ s/\[/[4294967295,/'
+expect record_decision_too_big 2 "r_decision.json: /decisions/0: expected a fiber id from 0 to 4294967294, found 4294967295" -- \
+  "$L" replay r_decision.json
+edit r_kind.json 's/"kind": "oracle",/"kind": "bogus",/'
+expect record_failure_kind 2 'r_kind.json: /failure/kind: expected one of deadlock, step_budget' -- "$L" replay r_kind.json
+edit r_unknown.json 's/^{/{"a\/b~": 1,/'
+expect record_unknown_field_escaped 2 "r_unknown.json: /a~1b~0: expected no such field in a failure record (unknown field)" -- \
+  "$L" replay r_unknown.json
+edit r_dup.json 's/^{/{"seed": 1,/'
+expect record_duplicate_key 2 "r_dup.json: /seed: expected each key at most once" -- "$L" replay r_dup.json
+deep 100000 >deep.txt
+# deep_edit out-file sed-expression: the expression puts DEEP where deep.txt
+# goes (100,000 levels are too long for a sed argument).
+deep_edit() {
+  local text
+  text=$(sed -e "$2" rec.json)
+  { printf '%s' "${text%%DEEP*}"; cat deep.txt; printf '%s\n' "${text#*DEEP}"; } >"$1"
+}
+deep_edit r_deep_options.json 's/"options": {/"options": {"x": DEEP,/'
+expect record_deep_options 2 "r_deep_options.json: /options/x/0/0" -- "$L" replay r_deep_options.json
+deep_edit r_deep_program.json 's/"program": "pipeline",/"program": DEEP,/'
+expect record_deep_program 2 "r_deep_program.json: /program/0/0" -- "$L" replay r_deep_program.json
+deep_edit r_deep_decision.json '/"decisions": \[/ s/\[/[DEEP,/'
+expect record_deep_decision 2 "r_deep_decision.json: /decisions/0/0/0" -- "$L" replay r_deep_decision.json
+edit r_program_type.json 's/"program": "pipeline",/"program": 7,/'
+expect record_program_type 2 "r_program_type.json: /program: expected a string, found 7" -- "$L" replay r_program_type.json
+edit r_option.json 's/"producers": 3/"producers": 0/'
+expect record_bad_option 2 "r_option.json: /options/producers: expected an integer from 1 to 64, found 0" -- \
+  "$L" replay r_option.json
+
+# --- check-determinism, demo ----------------------------------------------------
+expect check_determinism_holds 0 "(twice)" -- "$L" check-determinism --seeds 2
+expect help_lists_exit_codes 0 "4   nondeterminism" -- "$L" --help
+
+# --- a crash of the code under test still names the run ------------------------
+crash_case() {  # name fault expected-rc
+  name=$1
+  cases=$((cases + 1))
+  "$L" run --options "{\"fault\":\"$2\"}" --seed 5 --strategy pct --cores 3 >out 2>err
+  local got=$?
+  if [ "$got" -ne "$3" ]; then
+    fail "exit code $got, expected $3"
+    return
+  fi
+  grep -qF "program=pipeline seed=5 strategy=pct cores=3" err || { fail "the crash report does not name the run"; return; }
+  local cmd
+  cmd=$(grep '^rerun with: lockstep run ' err | head -1 | sed 's/^rerun with: lockstep //')
+  [ -n "$cmd" ] || { fail "no rerun command"; return; }
+  # The command as printed, with this binary: it must crash the same way.
+  eval "\"\$L\" $cmd" >out2 2>err2
+  got=$?
+  if [ "$got" -ne "$3" ]; then
+    fail "the printed rerun command exited $got, expected $3: $cmd"
+  elif ! grep -qF "program=pipeline seed=5 strategy=pct cores=3" err2; then
+    fail "the rerun's crash report does not name the same run"
+  fi
+}
+if [ "$asan" = asan ]; then
+  crash_case crash_segv_reports_rerun segv 86  # UBSan's null check, or ASan's SEGV report
+else
+  crash_case crash_segv_reports_rerun segv 139
+fi
+crash_case crash_abort_reports_rerun abort 134
+# A fiber's stack overflow: the handler runs on the alternate signal stack.
+if [ "$asan" = asan ]; then
+  crash_case crash_stack_overflow_reports_rerun overflow 86
+else
+  crash_case crash_stack_overflow_reports_rerun overflow 139
+fi
+# explore keeps what it printed before the crash (stdout flushed per line).
+name=crash_in_explore_keeps_output cases=$((cases + 1))
+"$L" explore --options '{"fault":"abort"}' --seeds 3 >out 2>err
+rc=$?
+if [ $rc -ne 134 ] || ! grep -qF "exploring program=pipeline" out || ! grep -qF "seed=1 strategy=random" err; then
+  fail "exit $rc; explore's output or crash report is missing"
+fi
+
+echo "$cases cases, $failures failed"
+[ "$failures" -eq 0 ]
