@@ -286,5 +286,48 @@ if [ $rc -ne 134 ] || ! grep -qF "exploring program=pipeline" out || ! grep -qF 
   fail "exit $rc; explore's output or crash report is missing"
 fi
 
+# --- a run stopped early tears down cleanly (was SIGSEGV / heap-use-after-free) --
+# Every program at small step budgets: a liveness verdict (3), never a signal.
+for p in pipeline grommet probation velo; do
+  for budget in 1 2 3 5 8 13 21; do
+    for cores in 1 2; do
+      expect "early_stop_${p}_${budget}_${cores}" 3 "step budget of $budget exhausted" -- \
+        "$L" run --program "$p" --max-steps "$budget" --cores "$cores"
+    done
+  done
+done
+# Replays of records whose decisions or seed were edited: diverged (4) or a
+# clean failure, never a crash. The record comes from a caught canary.
+"$L" explore --program grommet --options '{"canary":true}' --seeds 1000 --record g.json >/dev/null 2>&1
+if [ -f g.json ]; then
+  python3 - <<'PY'
+import json
+r = json.load(open("g.json"))
+def write(name, **changes):
+    s = dict(r); s.update(changes); json.dump(s, open(name, "w"))
+d = r["decisions"]
+write("g_flip.json", decisions=[(d[0] + 1) % 8] + d[1:])
+write("g_empty.json", decisions=[])
+write("g_seed.json", seed=r["seed"] + 1)
+write("g_truncated.json", decisions=d[: len(d) // 3])
+PY
+  for edited in g_flip g_empty g_seed g_truncated; do
+    name="replay_edited_$edited" cases=$((cases + 1))
+    timeout 120 "$L" replay "$edited.json" >out 2>err
+    rc=$?
+    if [ $rc -gt 4 ]; then
+      fail "exit $rc: a replay of an edited record must end in a verdict, not a signal"
+    elif [ $rc -ne 4 ] && [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+      fail "exit $rc, expected 4 (diverged), 1 or 0"
+    fi
+  done
+else
+  name=replay_edited_setup cases=$((cases + 1))
+  fail "explore did not catch the grommet canary in 1000 seeds"
+fi
+# 49,152 single-flight waiters (past the old limit of ~32,745 stacks): held.
+expect many_fibers_hold 0 "outcome=ok" -- \
+  "$L" run --program probation --options '{"keys":64,"waves":3,"requests":256}'
+
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]
