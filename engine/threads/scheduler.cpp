@@ -4,8 +4,9 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <utility>
@@ -34,9 +35,9 @@ void cpu_relax() {
 #endif
 }
 
-// Roughly a few microseconds of pause instructions: long enough to catch a
-// hand-off from a busy peer, short next to a futex round trip.
-constexpr int spin_rounds = 2000;
+// About as long as a futex wake round trip (~10 us here): long enough to
+// catch a hand-off from a busy peer, too short to matter when idle.
+constexpr int spin_rounds = 256;
 
 // Timers are checked at least this often while the run queue stays busy, so
 // a fiber that keeps yielding cannot starve the sleepers.
@@ -231,14 +232,22 @@ void scheduler::create(fiber& f) {
   void* t = nullptr;
   san::start_switch(&t, sched_bottom_, sched_size_);
   san::tsan_switch(f.tsan_fiber);
-  f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, &f.stack},
-                                 [this, &f](boost::context::fiber&& caller) {
-                                   san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
-                                   f.started = true;
-                                   f.caller = std::move(caller);
-                                   run_fiber(f);
-                                   return std::move(f.caller);
-                                 });
+  try {
+    f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, &f.stack},
+                                   [this, &f](boost::context::fiber&& caller) {
+                                     san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
+                                     f.started = true;
+                                     f.caller = std::move(caller);
+                                     run_fiber(f);
+                                     return std::move(f.caller);
+                                   });
+  } catch (const std::exception& e) {
+    // No stack (address space or map count exhausted). The fiber's captures
+    // could only be destroyed here, off any fiber, where they may not block:
+    // there is no sound way on, so say why and stop.
+    std::fprintf(stderr, "lockstep: could not start fiber '%s': %s\n", f.name.c_str(), e.what());
+    std::abort();
+  }
   san::tsan_switch(sched_tsan_);
   san::finish_switch(t, nullptr, nullptr);
 }
