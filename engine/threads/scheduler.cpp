@@ -235,10 +235,18 @@ void scheduler::create(fiber& f) {
   try {
     f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, &f.stack},
                                    [this, &f](boost::context::fiber&& caller) {
+                                     // This frame was set up mid-switch, so it
+                                     // is on the real stack, never the fake one.
                                      san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
                                      f.started = true;
                                      f.caller = std::move(caller);
                                      run_fiber(f);
+                                     // Only here, after run_fiber's (possibly
+                                     // fake) frame is gone: this frees the fake
+                                     // stack. The dying fiber does not switch
+                                     // TSan back; resume() does, after it.
+                                     f.done = true;
+                                     san::start_switch(nullptr, sched_bottom_, sched_size_);
                                      return std::move(f.caller);
                                    });
   } catch (const std::exception& e) {
@@ -252,17 +260,9 @@ void scheduler::create(fiber& f) {
   san::finish_switch(t, nullptr, nullptr);
 }
 
+// Never throws: Boost's fiber entry is noexcept. (Boost's forced unwind
+// never starts here: a suspended fiber is never destroyed, only cancelled.)
 void scheduler::run_fiber(fiber& f) {
-  // Last on every way out: mark it done and let ASan free the fake stack.
-  // The dying fiber does not switch TSan back; resume() does, after it.
-  struct exit_guard {
-    scheduler* s;
-    fiber* f;
-    ~exit_guard() {
-      f->done = true;
-      san::start_switch(nullptr, s->sched_bottom_, s->sched_size_);
-    }
-  } guard{this, &f};
   try {
     unique_function body = std::move(f.body);
     if (f.cancel_requested.load()) {
@@ -274,8 +274,6 @@ void scheduler::run_fiber(fiber& f) {
     body();
   } catch (const lockstep::fiber_cancelled&) {
     // The normal end of a cancelled fiber: every destructor has run.
-  } catch (const boost::context::detail::forced_unwind&) {
-    throw;  // Boost's own unwinding must reach its entry frame
   } catch (...) {
     rt_.record_escape(f.name, std::current_exception());
   }
