@@ -51,9 +51,10 @@ std::uint64_t fresh_seed() {
 runtime::runtime(const runtime_config& config) : config_(config) {
   std::uint32_t n = config_.cores;
   if (n == 0) n = std::max(1U, std::thread::hardware_concurrency());
+  cpus_ = config_.cpus;
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+  if (cpus_.empty() && sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
       if (CPU_ISSET(cpu, &allowed)) cpus_.push_back(cpu);
     }

@@ -61,6 +61,8 @@ namespace lockstep::threads {
 struct runtime_config {
   std::uint32_t cores = 0;  ///< 0: std::thread::hardware_concurrency()
   bool pin = true;          ///< pin core i's thread to one CPU
+  /// The CPUs to pin to (core i on cpus[i % size]); empty: those the process may use.
+  std::vector<int> cpus;
   std::size_t stack_bytes = 256 * 1024;
 };
 
@@ -79,7 +81,7 @@ class runtime {
   template <class T>
   using oneshot = threads::oneshot<T>;
 
-  explicit runtime(std::uint32_t cores = 0) : runtime(runtime_config{cores}) {}
+  explicit runtime(std::uint32_t cores = 0) : runtime(with_cores(cores)) {}
   explicit runtime(const runtime_config& config);
   ~runtime();
   runtime(const runtime&) = delete;
@@ -93,6 +95,8 @@ class runtime {
 
   [[nodiscard]] std::int64_t now() const { return detail::steady_now(); }
   [[nodiscard]] std::uint32_t cores() const { return static_cast<std::uint32_t>(schedulers_.size()); }
+  /// True once the kernel refused to pin a thread (it then ran unpinned).
+  [[nodiscard]] bool pinning_refused() const { return pin_warned_.load(); }
   /// The core of the calling fiber; 0 off this runtime's threads.
   [[nodiscard]] std::uint32_t current_core() const;
 
@@ -118,6 +122,11 @@ class runtime {
   void pinning_refused(std::uint32_t core, int cpu, int error);
 
  private:
+  static runtime_config with_cores(std::uint32_t cores) {
+    runtime_config c;
+    c.cores = cores;
+    return c;
+  }
   std::shared_ptr<detail::fiber> start(std::uint32_t core, std::string name, detail::unique_function body,
                                        bool is_main);
   void run_main(detail::unique_function main);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -127,8 +128,11 @@ void scheduler::thread_main(std::optional<int> pin_to) {
   if (pin_to) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(*pin_to, &set);
-    const int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    int err = EINVAL;  // a CPU number the set cannot hold is refused like one the kernel refuses
+    if (*pin_to >= 0 && *pin_to < CPU_SETSIZE) {
+      CPU_SET(*pin_to, &set);
+      err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
     if (err != 0) rt_.pinning_refused(core_, *pin_to, err);
   }
   tls_scheduler = this;

@@ -4,6 +4,9 @@
 #define BOOST_TEST_MODULE threads_runtime
 #include <boost/test/unit_test.hpp>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <stdexcept>
@@ -60,6 +63,57 @@ BOOST_AUTO_TEST_CASE(spawn_on_places_a_fiber_on_that_core_and_spawn_keeps_the_ca
   BOOST_TEST(child_of_one == 1U);
   BOOST_TEST(on_zero == 0U);
   BOOST_TEST((main_thread != one_thread), "core 1 must be another OS thread");
+}
+
+namespace {
+/// The CPUs the calling thread may run on.
+std::vector<int> affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+  }
+  return out;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(each_core_thread_is_pinned_to_one_cpu) {
+  const std::vector<int> allowed = affinity();
+  runtime rt(2);
+  std::vector<int> on_zero, on_one;
+  rt.run([&] {
+    on_zero = affinity();
+    auto t = rt.spawn_on(1, "one", [&] { on_one = affinity(); });
+    t.join();
+  });
+  BOOST_TEST(!rt.pinning_refused());
+  BOOST_REQUIRE(on_zero.size() == 1U);
+  BOOST_REQUIRE(on_one.size() == 1U);
+  BOOST_TEST(on_zero[0] == allowed[0]);
+  BOOST_TEST(on_one[0] == allowed[1 % allowed.size()]);
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_pin_runs_unpinned) {
+  // No CPU has this number: pinning fails, one line goes to stderr, and the
+  // threads keep the process's whole affinity.
+  lockstep::threads::runtime_config cfg;
+  cfg.cores = 2;
+  cfg.cpus = {CPU_SETSIZE + 7};
+  runtime rt(cfg);
+  std::size_t width = 0;
+  bool ran = false;
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "one", [&] {
+      width = affinity().size();
+      ran = true;
+    });
+    t.join();
+  });
+  BOOST_TEST(rt.pinning_refused());
+  BOOST_TEST(ran);
+  BOOST_TEST(width == affinity().size());
 }
 
 BOOST_AUTO_TEST_CASE(spawn_on_a_core_out_of_range_throws) {
