@@ -99,6 +99,29 @@ BOOST_AUTO_TEST_CASE(bounded_channel_parks_a_sender_while_full) {
   BOOST_TEST(got == (std::vector<std::uint64_t>{1, 2, 3}));
 }
 
+BOOST_AUTO_TEST_CASE(a_sender_woken_for_room_that_is_cancelled_passes_the_room_on) {
+  runtime rt(2);
+  bool second_sent = false;
+  std::vector<std::uint64_t> got;
+  rt.run([&] {
+    auto [tx, rx] = chan::bounded(rt, 1);
+    BOOST_TEST(tx.try_send(1).ok());
+    auto first = rt.spawn("first", [tx = tx]() mutable { (void)tx.send(2); });
+    until_parked(rt, first);
+    auto second = rt.spawn_on(1, "second", [&, tx = tx]() mutable { second_sent = tx.send(3).ok(); });
+    until_parked(rt, second);
+    // `first` shares core 0 with main, so it cannot run between these two:
+    // it is woken for the free slot and then cancelled before it takes it.
+    got.push_back(*rx.recv());
+    first.cancel();
+    first.join();
+    second.join();
+    got.push_back(*rx.recv());
+  });
+  BOOST_TEST(second_sent, "the slot the cancelled sender was woken for reaches the next sender");
+  BOOST_TEST(got == (std::vector<std::uint64_t>{1, 3}));
+}
+
 BOOST_AUTO_TEST_CASE(recv_drains_then_reports_the_end_when_every_sender_is_gone) {
   runtime rt(2);
   std::vector<std::uint64_t> got;

@@ -46,6 +46,24 @@ BOOST_AUTO_TEST_CASE(mutex_parks_a_fiber_on_core_0_until_core_1_unlocks) {
   BOOST_TEST(order == (std::vector<int>{1, 2}));
 }
 
+BOOST_AUTO_TEST_CASE(a_contended_mutex_parks_the_fiber_not_its_thread) {
+  // While `blocked` waits for the mutex on core 1, another fiber of core 1
+  // still runs: only the fiber is parked.
+  runtime rt(2);
+  bool neighbour_ran_while_blocked = false;
+  rt.run([&] {
+    runtime::mutex mu(rt);
+    mu.lock();
+    auto blocked = rt.spawn_on(1, "blocked", [&] { std::lock_guard<runtime::mutex> g(mu); });
+    until_parked(rt, blocked);
+    auto neighbour = rt.spawn_on(1, "neighbour", [&] { neighbour_ran_while_blocked = !blocked.finished(); });
+    neighbour.join();
+    mu.unlock();
+    blocked.join();
+  });
+  BOOST_TEST(neighbour_ran_while_blocked);
+}
+
 BOOST_AUTO_TEST_CASE(mutex_excludes_across_cores_and_loses_no_update) {
   // `plain` is an ordinary int: only the mutex orders its accesses (TSan
   // would report a race if it did not).
