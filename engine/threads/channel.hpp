@@ -1,0 +1,221 @@
+// R::channel<T> on the threads backend: MPSC, bounded or unbounded, with
+// tokio's semantics (engine/runtime.hpp): send parks while full; a closed or
+// dropped receiver refuses sends and hands the value back; recv drains what
+// is queued, then reports the end once every sender is gone or the receiver
+// closed. An attached notify is signalled on every arrival and at the end.
+//
+// One lock per channel guards everything; lock order is channel, then the
+// attached notify, then a scheduler's inbox. Wakes mean "look again": a value
+// stays queued until a receiver takes it, so a cancelled receiver loses
+// nothing; a sender woken for room that leaves by cancellation passes the
+// wake on to the next blocked sender.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "engine/runtime.hpp"
+#include "engine/threads/fiber.hpp"
+#include "engine/threads/notify.hpp"
+#include "engine/threads/scheduler.hpp"
+
+namespace lockstep::threads {
+
+class runtime;
+
+template <class T>
+class channel {
+  struct state {
+    explicit state(std::size_t cap) : capacity(cap) {}
+    std::mutex mu;
+    const std::size_t capacity;
+    std::deque<T> items;
+    std::size_t senders = 1;
+    bool receiver_alive = true;
+    bool closed = false;
+    notify* attached = nullptr;
+    detail::wait_list recv_waiters;
+    detail::wait_list send_waiters;
+    [[nodiscard]] bool refuses() const { return !receiver_alive || closed; }
+    [[nodiscard]] bool ended() const { return senders == 0 || closed; }
+    void arrived() {
+      detail::wake_one(recv_waiters);
+      if (attached != nullptr) attached->signal();
+    }
+  };
+
+ public:
+  class sender {
+   public:
+    sender() = default;
+    explicit sender(std::shared_ptr<state> s) : s_(std::move(s)) {}
+    sender(const sender& o) : s_(o.s_) {
+      if (s_) {
+        std::lock_guard<std::mutex> hold(s_->mu);
+        ++s_->senders;
+      }
+    }
+    sender(sender&& o) noexcept = default;
+    sender& operator=(sender o) noexcept {
+      std::swap(s_, o.s_);
+      return *this;
+    }
+    ~sender() { reset(); }
+
+    /// Await point while full; `closed` hands `v` back.
+    send_outcome<T> send(T v) {
+      state& s = *s_;
+      std::unique_lock<std::mutex> hold(s.mu);
+      while (true) {
+        if (s.refuses()) return {send_status::closed, std::move(v)};
+        if (s.items.size() < s.capacity) return push(s, std::move(v));
+        detail::require_fiber("channel::sender::send");
+        detail::waiter w;
+        detail::wait_on(hold, s.send_waiters, w, std::nullopt, detail::cancellable);
+        if (detail::should_unwind()) {
+          if (w.signal == detail::waiter::one && s.items.size() < s.capacity) detail::wake_one(s.send_waiters);
+          detail::unwind();
+        }
+      }
+    }
+    /// Never parks: `full` or `closed` hands `v` back.
+    send_outcome<T> try_send(T v) {
+      state& s = *s_;
+      std::lock_guard<std::mutex> hold(s.mu);
+      if (s.refuses()) return {send_status::closed, std::move(v)};
+      if (s.items.size() >= s.capacity) return {send_status::full, std::move(v)};
+      return push(s, std::move(v));
+    }
+    [[nodiscard]] bool is_closed() const {
+      if (!s_) return true;
+      std::lock_guard<std::mutex> hold(s_->mu);
+      return s_->refuses();
+    }
+    /// Drops this sender now (as destroying it would).
+    void reset() {
+      if (!s_) return;
+      {
+        std::lock_guard<std::mutex> hold(s_->mu);
+        if (--s_->senders == 0) {
+          detail::wake_all(s_->recv_waiters);
+          if (s_->attached != nullptr) s_->attached->signal();
+        }
+      }
+      s_.reset();
+    }
+
+   private:
+    static send_outcome<T> push(state& s, T v) {
+      s.items.push_back(std::move(v));
+      s.arrived();
+      return {send_status::sent, std::nullopt};
+    }
+    std::shared_ptr<state> s_;
+  };
+
+  class receiver {
+   public:
+    receiver() = default;
+    explicit receiver(std::shared_ptr<state> s) : s_(std::move(s)) {}
+    receiver(receiver&&) noexcept = default;
+    receiver& operator=(receiver&& o) noexcept {
+      release();
+      s_ = std::move(o.s_);
+      return *this;
+    }
+    ~receiver() { release(); }
+
+    /// Await point; nullopt once the channel is closed or senderless and drained.
+    std::optional<T> recv() {
+      state& s = *s_;
+      std::unique_lock<std::mutex> hold(s.mu);
+      while (true) {
+        if (!s.items.empty()) return pop(s);
+        if (s.ended()) return std::nullopt;
+        detail::require_fiber("channel::receiver::recv");
+        detail::waiter w;
+        detail::wait_on(hold, s.recv_waiters, w, std::nullopt, detail::cancellable);
+        if (detail::should_unwind()) detail::unwind();
+      }
+    }
+    recv_outcome<T> try_recv() {
+      state& s = *s_;
+      std::lock_guard<std::mutex> hold(s.mu);
+      if (!s.items.empty()) return {recv_status::item, pop(s)};
+      if (s.ended()) return {recv_status::closed, std::nullopt};
+      return {recv_status::empty, std::nullopt};
+    }
+    /// Await point until an item arrives, the channel ends, or steady_clock
+    /// reaches `deadline_ns`.
+    recv_outcome<T> recv_until(std::int64_t deadline_ns) {
+      state& s = *s_;
+      std::unique_lock<std::mutex> hold(s.mu);
+      while (true) {
+        if (!s.items.empty()) return {recv_status::item, pop(s)};
+        if (s.ended()) return {recv_status::closed, std::nullopt};
+        if (detail::steady_now() >= deadline_ns) return {recv_status::timed_out, std::nullopt};
+        detail::require_fiber("channel::receiver::recv_until");
+        detail::waiter w;
+        detail::wait_on(hold, s.recv_waiters, w, deadline_ns, detail::cancellable);
+        if (detail::should_unwind()) detail::unwind();
+      }
+    }
+    /// Refuses further sends; what is queued still drains.
+    void close() {
+      std::lock_guard<std::mutex> hold(s_->mu);
+      s_->closed = true;
+      detail::wake_all(s_->send_waiters);
+    }
+    /// Signal `n` on every arrival and when the channel ends.
+    void attach(notify& n) {
+      std::lock_guard<std::mutex> hold(s_->mu);
+      s_->attached = &n;
+    }
+    [[nodiscard]] std::size_t size() const {
+      std::lock_guard<std::mutex> hold(s_->mu);
+      return s_->items.size();
+    }
+
+   private:
+    static T pop(state& s) {
+      T v = std::move(s.items.front());
+      s.items.pop_front();
+      detail::wake_one(s.send_waiters);
+      return v;
+    }
+    void release() {
+      if (!s_) return;
+      std::deque<T> dropped;  // queued values go with the receiver, destroyed unlocked
+      {
+        std::lock_guard<std::mutex> hold(s_->mu);
+        s_->receiver_alive = false;
+        s_->attached = nullptr;
+        dropped.swap(s_->items);
+        detail::wake_all(s_->send_waiters);
+      }
+      s_.reset();
+    }
+    std::shared_ptr<state> s_;
+  };
+
+  /// A channel holding at most `capacity` (> 0) queued items.
+  template <class R>
+  static std::pair<sender, receiver> bounded(R& /*rt*/, std::size_t capacity) {
+    if (capacity == 0) throw std::invalid_argument("a bounded channel needs a capacity > 0");
+    auto s = std::make_shared<state>(capacity);
+    return {sender(s), receiver(s)};
+  }
+  template <class R>
+  static std::pair<sender, receiver> unbounded(R& /*rt*/) {
+    auto s = std::make_shared<state>(std::numeric_limits<std::size_t>::max());
+    return {sender(s), receiver(s)};
+  }
+};
+
+}  // namespace lockstep::threads

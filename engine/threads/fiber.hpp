@@ -1,0 +1,123 @@
+// A fiber's record, and the intrusive list fibers wait in.
+//
+// A fiber belongs to one scheduler (its home thread) for its whole life: only
+// that thread resumes it, so its stack, its contexts and the fields marked
+// "home" are touched by one thread only. Other threads reach a fiber through
+// three atomics:
+//   waiting           the mode of the wait it is parked in (or none). A waker
+//                     claims the wait by exchanging it to none; exactly one
+//                     claim per wait succeeds, and only the winner enqueues the
+//                     fiber on its home, so a fiber is never resumed twice.
+//   cancel_requested  set once by task::cancel or the runtime's teardown.
+//   finished          set (under `mu`, with the joiners woken) when it ended.
+// A fiber parked at a wait is not resumed before it switched out: the wake
+// goes to its home's inbox, and the home thread is busy running the fiber
+// until it does. So registering, unlocking and switching need no extra care.
+#pragma once
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/stack_context.hpp>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/threads/unique_function.hpp"
+
+namespace lockstep::threads {
+class runtime;
+}
+
+namespace lockstep::threads::detail {
+
+class scheduler;
+struct fiber;
+
+enum class wake_reason : std::uint8_t { none, notified, timed_out, cancelled };
+
+/// How a fiber waits: a cancellable wait is an await point; a plain one
+/// (mutex::lock) is left only by the wake it waits for.
+enum wait_mode : std::uint8_t { not_waiting = 0, cancellable = 1, uncancellable = 2 };
+
+/// One wait, on the waiting fiber's stack. Wakers touch it only under the
+/// lock of the primitive whose list holds it, and the waiter re-takes that
+/// lock before the record goes out of scope.
+struct waiter {
+  fiber* self = nullptr;
+  waiter* prev = nullptr;
+  waiter* next = nullptr;
+  bool linked = false;
+  /// What the waker meant: 0 nothing yet, `one` chosen alone (a notify_one,
+  /// a mutex hand-off, room in a channel), `all` part of a broadcast.
+  std::uint8_t signal = 0;
+  static constexpr std::uint8_t one = 1;
+  static constexpr std::uint8_t all = 2;
+};
+
+/// FIFO of waiters; guarded by the owning primitive's lock.
+class wait_list {
+ public:
+  wait_list() = default;
+  wait_list(const wait_list&) = delete;
+  wait_list& operator=(const wait_list&) = delete;
+
+  [[nodiscard]] bool empty() const { return head_ == nullptr; }
+  void push_back(waiter& w) {
+    w.prev = tail_;
+    w.next = nullptr;
+    w.linked = true;
+    (tail_ != nullptr ? tail_->next : head_) = &w;
+    tail_ = &w;
+  }
+  void unlink(waiter& w) {
+    (w.prev != nullptr ? w.prev->next : head_) = w.next;
+    (w.next != nullptr ? w.next->prev : tail_) = w.prev;
+    w.prev = w.next = nullptr;
+    w.linked = false;
+  }
+  waiter* pop_front() {
+    waiter* w = head_;
+    if (w != nullptr) unlink(*w);
+    return w;
+  }
+
+ private:
+  waiter* head_ = nullptr;
+  waiter* tail_ = nullptr;
+};
+
+struct fiber : std::enable_shared_from_this<fiber> {
+  fiber(runtime& r, scheduler& h, std::string n, unique_function b)
+      : rt(r), home(h), name(std::move(n)), body(std::move(b)) {}
+
+  runtime& rt;
+  scheduler& home;
+  std::string name;
+  unique_function body;  // moved onto the fiber's own stack when it starts
+
+  // Shared with other threads.
+  std::atomic<std::uint8_t> waiting{not_waiting};
+  std::atomic<bool> cancel_requested{false};
+  std::atomic<bool> finished{false};
+  wake_reason reason = wake_reason::none;  // written by the wake's winner before it enqueues
+  std::mutex mu;                           // guards joiners (and the finish that wakes them)
+  wait_list joiners;
+
+  // Home thread only.
+  bool started = false;
+  bool done = false;       // its entry returned (or is returning)
+  bool unwinding = false;  // fiber_cancelled was thrown: never throw it twice
+  std::uint64_t wait_gen = 0;  // bumps on every wait, so a stale timer is ignored
+  boost::context::fiber cont;    // resumes the fiber (held while it is suspended)
+  boost::context::fiber caller;  // resumes the scheduler (held while it runs)
+  // The C++ ABI keeps the caught-exception stack and uncaught count per
+  // thread; a fiber may suspend inside a catch block, so each keeps its own.
+  void* eh_caught = nullptr;
+  unsigned int eh_uncaught = 0;
+  boost::context::stack_context stack{};
+  void* asan_fake = nullptr;
+  void* tsan_fiber = nullptr;
+};
+
+}  // namespace lockstep::threads::detail

@@ -1,0 +1,187 @@
+#include "engine/threads/runtime.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+
+namespace lockstep::threads {
+
+namespace {
+
+// xoshiro256** seeded through splitmix64: fast, and good enough for jitter
+// and random starts; one per thread, so no sharing.
+struct xoshiro {
+  std::uint64_t s[4];
+  explicit xoshiro(std::uint64_t seed) {
+    for (auto& word : s) {
+      seed += 0x9e3779b97f4a7c15ULL;
+      std::uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      word = z ^ (z >> 31);
+    }
+  }
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t next() {
+    const std::uint64_t result = rotl(s[1] * 5, 7) * 9;
+    const std::uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+  }
+};
+
+std::uint64_t fresh_seed() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
+
+runtime::runtime(const runtime_config& config) : config_(config) {
+  std::uint32_t n = config_.cores;
+  if (n == 0) n = std::max(1U, std::thread::hardware_concurrency());
+  cpus_ = config_.cpus;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (cpus_.empty() && sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed)) cpus_.push_back(cpu);
+    }
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    schedulers_.push_back(std::make_unique<detail::scheduler>(*this, i, config_.stack_bytes));
+  }
+}
+
+runtime::~runtime() {
+  for (auto& s : schedulers_) s->stop_and_join();
+}
+
+std::uint32_t runtime::current_core() const {
+  const detail::scheduler* s = detail::this_scheduler();
+  return s != nullptr && &s->owner() == this ? s->core() : 0;
+}
+
+std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string name, detail::unique_function body,
+                                              bool is_main) {
+  if (core >= schedulers_.size()) {
+    throw std::out_of_range("spawn on core " + std::to_string(core) + " but the runtime has " +
+                            std::to_string(schedulers_.size()) + " cores");
+  }
+  auto f = std::make_shared<detail::fiber>(*this, *schedulers_[core], std::move(name), std::move(body));
+  {
+    std::lock_guard<std::mutex> hold(mu_);
+    if (!running_) throw std::logic_error("lockstep::threads: spawn outside runtime::run");
+    if (tearing_down_) f->cancel_requested.store(true);  // born cancelled: see runtime.hpp
+    live_.emplace(f.get(), f);
+    if (is_main) main_ = f.get();  // before it can run, so its end is never missed
+  }
+  f->home.enqueue(*f);
+  return f;
+}
+
+void runtime::run_main(detail::unique_function main) {
+  {
+    std::lock_guard<std::mutex> hold(mu_);
+    if (running_) throw std::logic_error("lockstep::threads: runtime::run is already running");
+    running_ = true;
+    tearing_down_ = false;
+    main_done_ = false;
+    escaped_ = nullptr;
+  }
+  for (std::uint32_t i = 0; i < schedulers_.size(); ++i) {
+    std::optional<int> cpu;
+    if (config_.pin && !cpus_.empty()) cpu = cpus_[i % cpus_.size()];
+    schedulers_[i]->start(cpu);
+  }
+  std::shared_ptr<detail::fiber> m = start(0, "main", std::move(main), true);
+  std::vector<std::shared_ptr<detail::fiber>> left;
+  {
+    std::unique_lock<std::mutex> hold(mu_);
+    changed_.wait(hold, [&] { return main_done_; });
+    tearing_down_ = true;
+    for (auto& [ptr, owned] : live_) left.push_back(owned);
+  }
+  m.reset();
+  for (auto& f : left) detail::cancel(*f);
+  left.clear();
+  {
+    std::unique_lock<std::mutex> hold(mu_);
+    changed_.wait(hold, [&] { return live_.empty(); });
+  }
+  for (auto& s : schedulers_) s->stop_and_join();
+  std::exception_ptr first;
+  {
+    std::lock_guard<std::mutex> hold(mu_);
+    running_ = false;
+    main_ = nullptr;
+    first = std::exchange(escaped_, nullptr);
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void runtime::fiber_ended(detail::fiber& f) {
+  std::shared_ptr<detail::fiber> last;  // released after the lock
+  std::lock_guard<std::mutex> hold(mu_);
+  auto it = live_.find(&f);
+  if (it != live_.end()) {
+    last = std::move(it->second);
+    live_.erase(it);
+  }
+  if (&f == main_) main_done_ = true;
+  changed_.notify_all();
+}
+
+void runtime::record_escape(const std::string& fiber_name, std::exception_ptr e) {
+  std::fprintf(stderr, "lockstep: fiber '%s' ended with an uncaught exception\n", fiber_name.c_str());
+  std::lock_guard<std::mutex> hold(mu_);
+  if (!escaped_) escaped_ = std::move(e);
+}
+
+void runtime::pinning_refused(std::uint32_t core, int cpu, int error) {
+  if (pin_warned_.exchange(true)) return;
+  std::fprintf(stderr, "lockstep: could not pin core %u to cpu %d (%s); running unpinned\n", core, cpu,
+               std::strerror(error));
+}
+
+void runtime::sleep_until(std::int64_t t) {
+  detail::require_fiber("sleep_until");
+  if (detail::steady_now() >= t) {
+    yield_now();  // already due: still an await point that lets others run
+    return;
+  }
+  while (detail::steady_now() < t) {
+    detail::suspend(nullptr, t, detail::cancellable);
+    detail::check_cancel();
+  }
+}
+
+void runtime::yield_now() {
+  detail::require_fiber("yield_now");
+  detail::this_scheduler()->yield();
+  detail::check_cancel();
+}
+
+std::uint64_t runtime::random() {
+  thread_local xoshiro gen(fresh_seed());
+  return gen.next();
+}
+
+void runtime::abort(std::string_view why) {
+  std::fprintf(stderr, "lockstep: abort: %.*s\n", static_cast<int>(why.size()), why.data());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace lockstep::threads

@@ -1,0 +1,151 @@
+// lockstep::threads::runtime: the real backend of the seam (engine/runtime.hpp).
+//
+// One OS thread per core, each pinned to one CPU with pthread_setaffinity_np
+// (core i to the i-th CPU the process may use, wrapping around when there are
+// more cores than CPUs) and each running its own fiber scheduler
+// (scheduler.hpp). If the kernel refuses to pin, one line says so on stderr
+// and the threads run unpinned. A fiber never leaves the core it was spawned
+// on.
+//
+//   threads::runtime rt(2);          // 0 cores: std::thread::hardware_concurrency()
+//   rt.run([&] { ... });             // main, as a fiber on core 0
+//
+// run() starts the threads, runs `main` on core 0 and waits for it to return.
+// Fibers still alive then are cancelled, all at once: each throws
+// fiber_cancelled from its next (or current) await point and unwinds,
+// running every destructor (which may block: a destructor's waits do not
+// throw again). A fiber spawned after that is born cancelled, its body
+// dropped unrun. run() returns once every fiber has ended, then stops the
+// threads. So a fiber that never reaches an await point again (a busy loop)
+// or swallows fiber_cancelled keeps run() from returning; and, as in the
+// simulator, a fiber must not borrow from main's frame past main's return.
+//
+// An exception other than fiber_cancelled that escapes a fiber ends that
+// fiber only; run() rethrows the first one after the teardown. rt.abort(why)
+// prints why on stderr and calls std::abort() (the seed's PanicPolicy::Abort).
+//
+// now() is steady_clock in ns; random() a per-thread xoshiro256** seeded
+// from std::random_device. Waits must be called on the runtime's fibers;
+// off them they throw std::logic_error (mutex::lock spins instead).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/runtime.hpp"
+#include "engine/threads/atomic.hpp"
+#include "engine/threads/cancellation_token.hpp"
+#include "engine/threads/channel.hpp"
+#include "engine/threads/fiber.hpp"
+#include "engine/threads/mutex.hpp"
+#include "engine/threads/notify.hpp"
+#include "engine/threads/oneshot.hpp"
+#include "engine/threads/scheduler.hpp"
+#include "engine/threads/task.hpp"
+#include "engine/threads/unique_function.hpp"
+#include "engine/threads/watch.hpp"
+
+namespace lockstep::threads {
+
+struct runtime_config {
+  std::uint32_t cores = 0;  ///< 0: std::thread::hardware_concurrency()
+  bool pin = true;          ///< pin core i's thread to one CPU
+  /// The CPUs to pin to (core i on cpus[i % size]); empty: those the process may use.
+  std::vector<int> cpus;
+  std::size_t stack_bytes = 256 * 1024;
+};
+
+class runtime {
+ public:
+  using task = threads::task;
+  using mutex = threads::mutex;
+  using notify = threads::notify;
+  using cancellation_token = threads::cancellation_token;
+  template <class T>
+  using atomic = threads::atomic<T>;
+  template <class T>
+  using channel = threads::channel<T>;
+  template <class T>
+  using watch = threads::watch<T>;
+  template <class T>
+  using oneshot = threads::oneshot<T>;
+
+  explicit runtime(std::uint32_t cores = 0) : runtime(with_cores(cores)) {}
+  explicit runtime(const runtime_config& config);
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  /// Runs `main` on core 0 (see the header comment for what happens after).
+  template <class F>
+  void run(F&& main) {
+    run_main(detail::unique_function(std::forward<F>(main)));
+  }
+
+  [[nodiscard]] std::int64_t now() const { return detail::steady_now(); }
+  [[nodiscard]] std::uint32_t cores() const { return static_cast<std::uint32_t>(schedulers_.size()); }
+  /// True once the kernel refused to pin a thread (it then ran unpinned).
+  [[nodiscard]] bool pinning_refused() const { return pin_warned_.load(); }
+  /// The core of the calling fiber; 0 off this runtime's threads.
+  [[nodiscard]] std::uint32_t current_core() const;
+
+  template <class F>
+  task spawn(std::string name, F&& body) {
+    return spawn_on(current_core(), std::move(name), std::forward<F>(body));
+  }
+  /// Throws std::out_of_range for a core >= cores(), std::logic_error outside run().
+  template <class F>
+  task spawn_on(std::uint32_t core, std::string name, F&& body) {
+    return task(start(core, std::move(name), detail::unique_function(std::forward<F>(body)), false));
+  }
+
+  void sleep_until(std::int64_t t);
+  void sleep_for(std::int64_t d) { sleep_until(now() + d); }
+  void yield_now();
+  std::uint64_t random();
+  [[noreturn]] void abort(std::string_view why);
+
+  // --- for the schedulers -----------------------------------------------------
+  void fiber_ended(detail::fiber& f);
+  void record_escape(const std::string& fiber_name, std::exception_ptr e);
+  void pinning_refused(std::uint32_t core, int cpu, int error);
+
+ private:
+  static runtime_config with_cores(std::uint32_t cores) {
+    runtime_config c;
+    c.cores = cores;
+    return c;
+  }
+  std::shared_ptr<detail::fiber> start(std::uint32_t core, std::string name, detail::unique_function body,
+                                       bool is_main);
+  void run_main(detail::unique_function main);
+
+  runtime_config config_;
+  std::vector<std::unique_ptr<detail::scheduler>> schedulers_;
+  std::vector<int> cpus_;  // the CPUs this process may run on, in order
+
+  std::mutex mu_;  // guards everything below
+  std::condition_variable changed_;
+  std::unordered_map<detail::fiber*, std::shared_ptr<detail::fiber>> live_;
+  bool running_ = false;
+  bool tearing_down_ = false;
+  detail::fiber* main_ = nullptr;
+  bool main_done_ = false;
+  std::exception_ptr escaped_;
+  std::atomic<bool> pin_warned_{false};
+};
+
+static_assert(lockstep::Runtime<runtime>);
+
+}  // namespace lockstep::threads

@@ -1,0 +1,353 @@
+#include "engine/threads/scheduler.hpp"
+
+#include <cxxabi.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+#include "engine/runtime.hpp"
+#include "engine/threads/runtime.hpp"
+#include "engine/threads/sanitizer.hpp"
+
+namespace lockstep::threads::detail {
+
+namespace {
+
+thread_local scheduler* tls_scheduler = nullptr;
+
+// The Itanium ABI's per-thread exception globals (see fiber.hpp).
+struct eh_globals {
+  void* caught;
+  unsigned int uncaught;
+};
+
+const void* stack_bottom(const fiber& f) { return static_cast<const char*>(f.stack.sp) - f.stack.size; }
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// About as long as a futex wake round trip (~10 us here): long enough to
+// catch a hand-off from a busy peer, too short to matter when idle.
+constexpr int spin_rounds = 256;
+
+// Timers are checked at least this often while the run queue stays busy, so
+// a fiber that keeps yielding cannot starve the sleepers.
+constexpr std::uint32_t dispatches_per_timer_check = 64;
+
+}  // namespace
+
+scheduler* this_scheduler() { return tls_scheduler; }
+
+fiber* this_fiber() { return tls_scheduler != nullptr ? tls_scheduler->current() : nullptr; }
+
+fiber& require_fiber(const char* what) {
+  fiber* f = this_fiber();
+  if (f == nullptr) {
+    throw std::logic_error(std::string("lockstep::threads: ") + what + " must be called on a fiber of the runtime");
+  }
+  return *f;
+}
+
+std::int64_t steady_now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool wake(fiber& f, wake_reason why) {
+  if (f.waiting.exchange(not_waiting) == not_waiting) return false;
+  f.reason = why;
+  f.home.enqueue(f);
+  return true;
+}
+
+void cancel(fiber& f) {
+  if (f.cancel_requested.exchange(true)) return;
+  // Only an await point is left early; a plain wait keeps waiting. The fiber
+  // re-reads cancel_requested after announcing its wait (see suspend), so a
+  // cancel that lands before the fiber parks is not lost either.
+  std::uint8_t expected = cancellable;
+  if (f.waiting.compare_exchange_strong(expected, not_waiting)) {
+    f.reason = wake_reason::cancelled;
+    f.home.enqueue(f);
+  }
+}
+
+bool should_unwind() {
+  fiber* f = this_fiber();
+  return f != nullptr && f->cancel_requested.load() && !f->unwinding && std::uncaught_exceptions() == 0;
+}
+
+void unwind() {
+  this_fiber()->unwinding = true;
+  throw lockstep::fiber_cancelled{};
+}
+
+wake_reason suspend(std::unique_lock<std::mutex>* lock, std::optional<std::int64_t> deadline, wait_mode mode) {
+  scheduler* s = tls_scheduler;
+  if (s == nullptr || s->current() == nullptr) {
+    throw std::logic_error("lockstep::threads: a wait must be called on a fiber of the runtime");
+  }
+  return s->suspend(lock, deadline, mode);
+}
+
+// --- the scheduler -----------------------------------------------------------
+
+scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes)
+    : rt_(rt), core_(core), stacks_(stack_bytes) {
+  stacks_.reserve();
+}
+
+scheduler::~scheduler() { stop_and_join(); }
+
+void scheduler::start(std::optional<int> pin_to) {
+  stop_.store(false);
+  thread_ = std::thread([this, pin_to] { thread_main(pin_to); });
+}
+
+void scheduler::stop_and_join() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> hold(inbox_mu_);
+    stop_.store(true);
+    wakeup_.notify_one();  // under the lock: the scheduler cannot be gone before it returns
+  }
+  thread_.join();
+}
+
+void scheduler::thread_main(std::optional<int> pin_to) {
+  if (pin_to) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int err = EINVAL;  // a CPU number the set cannot hold is refused like one the kernel refuses
+    if (*pin_to >= 0 && *pin_to < CPU_SETSIZE) {
+      CPU_SET(*pin_to, &set);
+      err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
+    if (err != 0) rt_.pinning_refused(core_, *pin_to, err);
+  }
+  tls_scheduler = this;
+  // Ask ASan for this thread's stack bounds, then restore them.
+  void* t = nullptr;
+  san::start_switch(&t, nullptr, 0);
+  san::finish_switch(t, &sched_bottom_, &sched_size_);
+  san::start_switch(&t, sched_bottom_, sched_size_);
+  san::finish_switch(t, nullptr, nullptr);
+  sched_tsan_ = san::tsan_current();
+  eh_ = abi::__cxa_get_globals();
+  loop();
+  // Timers of fibers long finished may remain; they own only references.
+  while (!timers_.empty()) timers_.pop();
+  tls_scheduler = nullptr;
+}
+
+void scheduler::loop() {
+  std::uint32_t since_timers = 0;
+  while (true) {
+    if (inbox_flag_.load(std::memory_order_acquire)) drain_inbox();
+    if (!timers_.empty() && (run_.empty() || ++since_timers >= dispatches_per_timer_check)) {
+      since_timers = 0;
+      fire_timers();
+    }
+    if (!run_.empty()) {
+      fiber* f = run_.front();
+      run_.pop_front();
+      resume(*f);
+      continue;
+    }
+    if (stop_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> hold(inbox_mu_);
+      if (inbox_.empty()) return;
+      continue;
+    }
+    idle();
+  }
+}
+
+void scheduler::idle() {
+  for (int i = 0; i < spin_rounds; ++i) {
+    if (inbox_flag_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) return;
+    cpu_relax();
+  }
+  std::unique_lock<std::mutex> lock(inbox_mu_);
+  if (!inbox_.empty() || stop_.load()) return;
+  sleeping_ = true;
+  if (timers_.empty()) {
+    wakeup_.wait(lock);
+  } else {
+    const std::chrono::steady_clock::time_point due{std::chrono::nanoseconds(timers_.top().deadline)};
+    wakeup_.wait_until(lock, due);
+  }
+  sleeping_ = false;
+}
+
+void scheduler::enqueue(fiber& f) {
+  if (tls_scheduler == this) {
+    run_.push_back(&f);
+    return;
+  }
+  std::lock_guard<std::mutex> hold(inbox_mu_);
+  inbox_.push_back(&f);
+  inbox_flag_.store(true, std::memory_order_release);
+  if (sleeping_) wakeup_.notify_one();
+}
+
+void scheduler::drain_inbox() {
+  {
+    std::lock_guard<std::mutex> hold(inbox_mu_);
+    batch_.swap(inbox_);
+    inbox_flag_.store(false, std::memory_order_relaxed);
+  }
+  for (fiber* f : batch_) run_.push_back(f);
+  batch_.clear();
+}
+
+void scheduler::fire_timers() {
+  const std::int64_t now = steady_now();
+  while (!timers_.empty() && timers_.top().deadline <= now) {
+    std::shared_ptr<fiber> f = timers_.top().f;
+    const std::uint64_t gen = timers_.top().gen;
+    timers_.pop();
+    // A timer of an earlier wait (the fiber was woken another way and waits
+    // again, or is gone) must not end the current one.
+    if (f->wait_gen != gen || f->finished.load()) continue;
+    if (f->waiting.exchange(not_waiting) != not_waiting) {
+      f->reason = wake_reason::timed_out;
+      run_.push_back(f.get());
+    }
+  }
+}
+
+// --- one fiber's life ----------------------------------------------------------
+
+void scheduler::create(fiber& f) {
+  f.tsan_fiber = san::tsan_create();
+  // Boost's constructor makes an excursion onto the new stack and back: tell
+  // ASan it is a switch to "self" so no fake frame is taken from this stack.
+  void* t = nullptr;
+  san::start_switch(&t, sched_bottom_, sched_size_);
+  san::tsan_switch(f.tsan_fiber);
+  try {
+    f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, &f.stack},
+                                   [this, &f](boost::context::fiber&& caller) {
+                                     // This frame was set up mid-switch, so it
+                                     // is on the real stack, never the fake one.
+                                     san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
+                                     f.started = true;
+                                     f.caller = std::move(caller);
+                                     run_fiber(f);
+                                     // Only here, after run_fiber's (possibly
+                                     // fake) frame is gone: this frees the fake
+                                     // stack. The dying fiber does not switch
+                                     // TSan back; resume() does, after it.
+                                     f.done = true;
+                                     san::start_switch(nullptr, sched_bottom_, sched_size_);
+                                     return std::move(f.caller);
+                                   });
+  } catch (const std::exception& e) {
+    // No stack (address space or map count exhausted). The fiber's captures
+    // could only be destroyed here, off any fiber, where they may not block:
+    // there is no sound way on, so say why and stop.
+    std::fprintf(stderr, "lockstep: could not start fiber '%s': %s\n", f.name.c_str(), e.what());
+    std::abort();
+  }
+  san::tsan_switch(sched_tsan_);
+  san::finish_switch(t, nullptr, nullptr);
+}
+
+// Never throws: Boost's fiber entry is noexcept. (Boost's forced unwind
+// never starts here: a suspended fiber is never destroyed, only cancelled.)
+void scheduler::run_fiber(fiber& f) {
+  try {
+    unique_function body = std::move(f.body);
+    if (f.cancel_requested.load()) {
+      // Cancelled before it ever ran: dropped unrun (its captures are
+      // destroyed here, on its own stack, where they may block).
+      f.unwinding = true;
+      throw lockstep::fiber_cancelled{};
+    }
+    body();
+  } catch (const lockstep::fiber_cancelled&) {
+    // The normal end of a cancelled fiber: every destructor has run.
+  } catch (...) {
+    rt_.record_escape(f.name, std::current_exception());
+  }
+}
+
+void scheduler::resume(fiber& f) {
+  if (!f.started && !f.cont) create(f);
+  current_ = &f;
+  auto* g = static_cast<eh_globals*>(eh_);
+  const eh_globals mine = *g;
+  g->caught = f.eh_caught;
+  g->uncaught = f.eh_uncaught;
+  san::start_switch(&sched_fake_, stack_bottom(f), f.stack.size);
+  san::tsan_switch(f.tsan_fiber);
+  f.cont = std::move(f.cont).resume();
+  if (f.done) san::tsan_switch(sched_tsan_);
+  san::finish_switch(sched_fake_, nullptr, nullptr);
+  f.eh_caught = g->caught;
+  f.eh_uncaught = g->uncaught;
+  *g = mine;
+  current_ = nullptr;
+  if (f.done) finish(f);
+}
+
+void scheduler::finish(fiber& f) {
+  san::tsan_destroy(f.tsan_fiber);
+  f.tsan_fiber = nullptr;
+  {
+    std::lock_guard<std::mutex> hold(f.mu);
+    f.finished.store(true);
+    wake_all(f.joiners);
+  }
+  rt_.fiber_ended(f);  // may drop the last reference: `f` is not touched after
+}
+
+void scheduler::switch_to_scheduler(fiber& f) {
+  struct back_guard {  // also runs if Boost's forced unwind leaves resume()
+    scheduler* s;
+    fiber* f;
+    ~back_guard() { san::finish_switch(f->asan_fake, &s->sched_bottom_, &s->sched_size_); }
+  } guard{this, &f};
+  san::start_switch(&f.asan_fake, sched_bottom_, sched_size_);
+  san::tsan_switch(sched_tsan_);
+  f.caller = std::move(f.caller).resume();
+}
+
+wake_reason scheduler::suspend(std::unique_lock<std::mutex>* lock, std::optional<std::int64_t> deadline,
+                               wait_mode mode) {
+  fiber& f = *current_;
+  ++f.wait_gen;
+  f.reason = wake_reason::none;
+  f.waiting.store(mode);
+  // Pairs with cancel(): it sets the flag, then tries to claim a cancellable
+  // wait. Both are seq_cst, so either it saw this wait or we see its flag.
+  if (mode == cancellable && should_unwind()) {
+    if (f.waiting.exchange(not_waiting) != not_waiting) return wake_reason::cancelled;
+    // Someone claimed the wait first and has enqueued us: park to take that
+    // resume, or it would come at a later, wrong moment.
+  }
+  if (deadline) timers_.push(timer{*deadline, ++timer_seq_, f.shared_from_this(), f.wait_gen});
+  if (lock != nullptr) lock->unlock();
+  switch_to_scheduler(f);
+  if (lock != nullptr) lock->lock();
+  return f.reason;
+}
+
+void scheduler::yield() {
+  fiber& f = *current_;
+  run_.push_back(&f);
+  switch_to_scheduler(f);
+}
+
+}  // namespace lockstep::threads::detail

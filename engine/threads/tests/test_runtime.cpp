@@ -1,0 +1,348 @@
+// Goal: the threads runtime's own operations — run, spawn placement, join,
+// yield, sleep, cancellation of a sleeper and of an unstarted fiber, the
+// teardown of fibers left when main returns, and escaped exceptions.
+#define BOOST_TEST_MODULE threads_runtime
+#include <boost/test/unit_test.hpp>
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/threads/runtime.hpp"
+#include "engine/threads/tests/util.hpp"
+
+using lockstep::threads::runtime;
+using lockstep::threads::testing::dtor_counter;
+using lockstep::threads::testing::until_parked;
+
+namespace {
+constexpr std::int64_t ms = 1'000'000;
+}
+
+BOOST_AUTO_TEST_CASE(main_runs_on_core_0_and_run_returns_after_it) {
+  runtime rt(2);
+  BOOST_TEST(rt.cores() == 2U);
+  bool ran = false;
+  std::uint32_t core = 99;
+  rt.run([&] {
+    ran = true;
+    core = rt.current_core();
+  });
+  BOOST_TEST(ran);
+  BOOST_TEST(core == 0U);
+}
+
+BOOST_AUTO_TEST_CASE(default_core_count_is_the_hardware_concurrency) {
+  runtime rt;
+  BOOST_TEST(rt.cores() == std::max(1U, std::thread::hardware_concurrency()));
+}
+
+BOOST_AUTO_TEST_CASE(spawn_on_places_a_fiber_on_that_core_and_spawn_keeps_the_callers_core) {
+  runtime rt(2);
+  std::uint32_t on_one = 99, child_of_one = 99, on_zero = 99;
+  std::thread::id main_thread, one_thread;
+  rt.run([&] {
+    main_thread = std::this_thread::get_id();
+    auto a = rt.spawn_on(1, "a", [&] {
+      on_one = rt.current_core();
+      one_thread = std::this_thread::get_id();
+      auto b = rt.spawn("b", [&] { child_of_one = rt.current_core(); });
+      b.join();
+    });
+    auto c = rt.spawn("c", [&] { on_zero = rt.current_core(); });
+    a.join();
+    c.join();
+  });
+  BOOST_TEST(on_one == 1U);
+  BOOST_TEST(child_of_one == 1U);
+  BOOST_TEST(on_zero == 0U);
+  BOOST_TEST((main_thread != one_thread), "core 1 must be another OS thread");
+}
+
+namespace {
+/// The CPUs the calling thread may run on.
+std::vector<int> affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+  }
+  return out;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(each_core_thread_is_pinned_to_one_cpu) {
+  const std::vector<int> allowed = affinity();
+  runtime rt(2);
+  std::vector<int> on_zero, on_one;
+  rt.run([&] {
+    on_zero = affinity();
+    auto t = rt.spawn_on(1, "one", [&] { on_one = affinity(); });
+    t.join();
+  });
+  BOOST_TEST(!rt.pinning_refused());
+  BOOST_REQUIRE(on_zero.size() == 1U);
+  BOOST_REQUIRE(on_one.size() == 1U);
+  BOOST_TEST(on_zero[0] == allowed[0]);
+  BOOST_TEST(on_one[0] == allowed[1 % allowed.size()]);
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_pin_runs_unpinned) {
+  // No CPU has this number: pinning fails, one line goes to stderr, and the
+  // threads keep the process's whole affinity.
+  lockstep::threads::runtime_config cfg;
+  cfg.cores = 2;
+  cfg.cpus = {CPU_SETSIZE + 7};
+  runtime rt(cfg);
+  std::size_t width = 0;
+  bool ran = false;
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "one", [&] {
+      width = affinity().size();
+      ran = true;
+    });
+    t.join();
+  });
+  BOOST_TEST(rt.pinning_refused());
+  BOOST_TEST(ran);
+  BOOST_TEST(width == affinity().size());
+}
+
+BOOST_AUTO_TEST_CASE(spawn_on_a_core_out_of_range_throws) {
+  runtime rt(2);
+  bool threw = false;
+  rt.run([&] {
+    try {
+      (void)rt.spawn_on(2, "nowhere", [] {});
+    } catch (const std::out_of_range&) {
+      threw = true;
+    }
+  });
+  BOOST_TEST(threw);
+}
+
+BOOST_AUTO_TEST_CASE(join_parks_until_a_fiber_on_the_other_core_ends) {
+  runtime rt(2);
+  bool finished_before = true, finished_after = false;
+  int value = 0;
+  rt.run([&] {
+    runtime::notify go(rt);
+    auto child = rt.spawn_on(1, "child", [&] {
+      go.notified();
+      value = 42;
+    });
+    auto joiner = rt.spawn("joiner", [&] { child.join(); });
+    until_parked(rt, joiner);
+    finished_before = child.finished();
+    go.notify_one();
+    joiner.join();
+    finished_after = child.finished();
+  });
+  BOOST_TEST(!finished_before);
+  BOOST_TEST(finished_after);
+  BOOST_TEST(value == 42);
+}
+
+BOOST_AUTO_TEST_CASE(yield_runs_the_other_ready_fibers_of_the_core_first) {
+  // One core's run queue is FIFO: two fibers that yield alternate exactly.
+  runtime rt(2);
+  std::string log;
+  rt.run([&] {
+    auto a = rt.spawn("a", [&] {
+      for (int i = 0; i < 3; ++i) {
+        log += 'a';
+        rt.yield_now();
+      }
+    });
+    auto b = rt.spawn("b", [&] {
+      for (int i = 0; i < 3; ++i) {
+        log += 'b';
+        rt.yield_now();
+      }
+    });
+    a.join();
+    b.join();
+  });
+  BOOST_TEST(log == "ababab");
+}
+
+BOOST_AUTO_TEST_CASE(sleep_returns_once_steady_clock_passed_the_deadline) {
+  runtime rt(2);
+  std::int64_t start = 0, woke = 0, deadline = 0, woke_until = 0;
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "sleeper", [&] {
+      start = rt.now();
+      rt.sleep_for(3 * ms);
+      woke = rt.now();
+      deadline = rt.now() + 2 * ms;
+      rt.sleep_until(deadline);
+      woke_until = rt.now();
+    });
+    t.join();
+  });
+  BOOST_TEST(woke >= start + 3 * ms);
+  BOOST_TEST(woke_until >= deadline);
+}
+
+BOOST_AUTO_TEST_CASE(many_sleepers_on_two_cores_all_wake) {
+  runtime rt(2);
+  std::atomic<int> woke{0};
+  rt.run([&] {
+    std::vector<runtime::task> ts;
+    for (int i = 0; i < 200; ++i) {
+      ts.push_back(rt.spawn_on(static_cast<std::uint32_t>(i % 2), "s", [&, i] {
+        rt.sleep_for((i % 7) * ms / 4);
+        woke.fetch_add(1);
+      }));
+    }
+    for (auto& t : ts) t.join();
+  });
+  BOOST_TEST(woke.load() == 200);
+}
+
+BOOST_AUTO_TEST_CASE(twenty_thousand_short_fibers_over_both_cores_all_run_once) {
+  // Far more fibers over a run than a scheduler keeps stacks for: stacks are
+  // reused and returned without loss.
+  runtime rt(2);
+  std::atomic<int> ran{0};
+  rt.run([&] {
+    for (int wave = 0; wave < 20; ++wave) {
+      std::vector<runtime::task> ts;
+      for (int i = 0; i < 1000; ++i) {
+        ts.push_back(rt.spawn_on(static_cast<std::uint32_t>(i % 2), "short", [&] { ran.fetch_add(1); }));
+      }
+      for (auto& t : ts) t.join();
+    }
+  });
+  BOOST_TEST(ran.load() == 20000);
+}
+
+BOOST_AUTO_TEST_CASE(a_sleeper_on_the_other_core_is_cancelled_by_unwinding_once) {
+  runtime rt(2);
+  std::atomic<int> dtors{0};
+  bool after = false, unfinished_after_join = false;
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "sleeper", [&] {
+      dtor_counter guard(dtors);
+      rt.sleep_for(3600'000 * ms);
+      after = true;
+    });
+    until_parked(rt, t);
+    t.cancel();
+    t.cancel();  // a second request changes nothing
+    t.join();
+    unfinished_after_join = !t.finished();
+  });
+  BOOST_TEST(dtors.load() == 1);
+  BOOST_TEST(!after);
+  BOOST_TEST(!unfinished_after_join);
+}
+
+BOOST_AUTO_TEST_CASE(a_fiber_cancelled_before_it_starts_is_dropped_unrun) {
+  runtime rt(2);
+  std::atomic<int> dtors{0};
+  bool ran = false;
+  rt.run([&] {
+    // Same core as main, which does not park before cancelling: the child
+    // cannot have started.
+    auto guard = std::make_shared<dtor_counter>(dtors);
+    auto t = rt.spawn("never", [&ran, g = std::move(guard)] { ran = true; });
+    t.cancel();
+    t.join();
+  });
+  BOOST_TEST(!ran);
+  BOOST_TEST(dtors.load() == 1, "its captures are destroyed once");
+}
+
+BOOST_AUTO_TEST_CASE(fibers_alive_when_main_returns_are_cancelled_and_run_waits_for_them) {
+  runtime rt(2);
+  std::atomic<int> dtors{0};
+  std::atomic<bool> after{false};
+  rt.run([&] {
+    for (std::uint32_t core = 0; core < 2; ++core) {
+      // The notify lives in the fiber's own frame: nothing borrows from main's.
+      auto t = rt.spawn_on(core, "forever", [&] {
+        dtor_counter guard(dtors);
+        runtime::notify never(rt);
+        never.notified();
+        after = true;
+      });
+      until_parked(rt, t);
+    }
+  });
+  BOOST_TEST(dtors.load() == 2);
+  BOOST_TEST(!after.load());
+}
+
+BOOST_AUTO_TEST_CASE(a_fiber_spawned_during_teardown_is_born_cancelled) {
+  runtime rt(2);
+  std::atomic<int> dtors{0};
+  std::atomic<bool> child_ran{false};
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "parent", [&] {
+      struct spawn_on_exit {
+        runtime& rt;
+        std::atomic<int>& dtors;
+        std::atomic<bool>& ran;
+        ~spawn_on_exit() {
+          auto g = std::make_shared<dtor_counter>(dtors);
+          (void)rt.spawn("late", [this, g] { ran = true; });
+        }
+      } on_exit{rt, dtors, child_ran};
+      runtime::notify never(rt);
+      never.notified();
+    });
+    until_parked(rt, t);
+  });
+  BOOST_TEST(!child_ran.load());
+  BOOST_TEST(dtors.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_escaping_a_fiber_is_rethrown_by_run) {
+  runtime rt(2);
+  bool others_ran = false;
+  BOOST_CHECK_THROW(rt.run([&] {
+    auto t = rt.spawn_on(1, "thrower", [] { throw std::runtime_error("boom"); });
+    t.join();
+    others_ran = true;
+  }),
+                    std::runtime_error);
+  BOOST_TEST(others_ran, "the escape ends only its own fiber");
+}
+
+BOOST_AUTO_TEST_CASE(a_runtime_runs_twice) {
+  runtime rt(2);
+  int runs = 0;
+  for (int i = 0; i < 2; ++i) {
+    rt.run([&] {
+      auto t = rt.spawn_on(1, "x", [&] { ++runs; });
+      t.join();
+    });
+  }
+  BOOST_TEST(runs == 2);
+}
+
+BOOST_AUTO_TEST_CASE(random_draws_vary) {
+  runtime rt(1);
+  std::vector<std::uint64_t> draws;
+  rt.run([&] {
+    for (int i = 0; i < 8; ++i) draws.push_back(rt.random());
+  });
+  std::sort(draws.begin(), draws.end());
+  BOOST_TEST((std::unique(draws.begin(), draws.end()) == draws.end()));
+}
+
+BOOST_AUTO_TEST_CASE(waiting_off_a_fiber_is_refused) {
+  runtime rt(1);
+  runtime::notify n(rt);
+  BOOST_CHECK_THROW(n.notified(), std::logic_error);
+  BOOST_CHECK_THROW(rt.yield_now(), std::logic_error);
+}
