@@ -370,6 +370,7 @@ bool reproduced(const failure_record& rec, const sim::run_result& r) {
 int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given) {
   const failure_record rec = read_failure_record(path);
   if (trace_given) check_output_path("--trace", trace_out);
+  (void)prepare_record(rec);  // bad input in the record is refused before anything is printed
   std::cout << "seed=" << rec.config.seed << (rec.is_scenario() ? " scenario=" + rec.scenario_file : " program=" + rec.program)
             << " replaying "
             << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy
