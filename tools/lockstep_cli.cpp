@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -113,7 +113,8 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
                  "of the same program and seed, so change points land inside the run)");
   app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
   app.add_option("--record", o.record_out,
-                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here)");
+                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here; for a "
+                 "scenario, results/failures/FILE-STRATEGY-SEED.json)");
 }
 
 /// What a run runs: a built-in program with its options, or a scenario.
@@ -169,7 +170,6 @@ prepared prepare(run_options& o) {
   scenario::check_run_settings(s, o.strategy, o.cores);
   return prepare_scenario(std::move(s));
 }
-
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {
   sim::run_config c;

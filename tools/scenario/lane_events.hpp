@@ -90,6 +90,7 @@ class lane_event_log {
   /// After this, nothing is recorded: the run's main fiber has ended and what
   /// the executor's teardown does to leftover fibers is not the scenario's.
   void close() { open_ = false; }
+  [[nodiscard]] bool is_open() const { return open_; }
 
   [[nodiscard]] const std::vector<lane_event>& events() const { return events_; }
 

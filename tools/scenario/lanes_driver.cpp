@@ -37,6 +37,7 @@ class observer final : public lane_observer {
   // Called inside route() under the map lock, on the routing fiber.
   void lane_created() override {
     ++st_->created;
+    if (!st_->log.is_open()) return;  // teardown: there may be no current fiber to ask
     const auto it = st_->routing.find(rt_.exec().current().id);
     lane_event e{lane_event_kind::lane_created};
     if (it != st_->routing.end()) e.key = it->second;
@@ -46,6 +47,7 @@ class observer final : public lane_observer {
   // Called from a lane's exit guard (a destructor): must not throw.
   void lane_closed() override {
     ++st_->closed;
+    if (!st_->log.is_open()) return;
     try {
       lane_event e{lane_event_kind::lane_closed};
       e.lane = rt_.exec().current().id;
