@@ -198,6 +198,9 @@ void run_lanes_scenario(runtime& rt, const scenario& s) {
     case lanes_canary::decrement_at_dequeue:
       drive<models::velo::canary_router<item, false, true>>(rt, s);
       break;
+    case lanes_canary::replace_lane_on_route:
+      drive<models::velo::canary_router<item, false, false, true>>(rt, s);
+      break;
   }
 }
 

@@ -40,7 +40,7 @@ struct actor {
 };
 
 /// A planted bug in the lane router (tools/models/velo_model.hpp's canary_router).
-enum class lanes_canary : std::uint8_t { none, send_after_unlock, decrement_at_dequeue };
+enum class lanes_canary : std::uint8_t { none, send_after_unlock, decrement_at_dequeue, replace_lane_on_route };
 
 struct lanes_system {
   std::optional<std::int64_t> idle_ttl_ns;

@@ -50,6 +50,7 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     const std::string canary = l.value("canary", "none");
     if (canary == "send_after_unlock") lanes.canary = lanes_canary::send_after_unlock;
     if (canary == "decrement_at_dequeue") lanes.canary = lanes_canary::decrement_at_dequeue;
+    if (canary == "replace_lane_on_route") lanes.canary = lanes_canary::replace_lane_on_route;
     s.lanes = lanes;
   }
   if (doc.contains("behaviour") && doc["behaviour"].contains("consumer") &&

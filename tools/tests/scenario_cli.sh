@@ -3,7 +3,8 @@
 #   (a) every bundled scenario (scenarios/*.json) holds over seeds 1..50 with
 #       random and pct on its own cores; one with `expect` holds under fifo;
 #   (c) the planted-bug scenarios (scenarios/canaries/) are caught by the
-#       oracle they plant a bug for, the failure record lands under
+#       oracle they plant a bug for (exactly_once, capacity, one_lane_per_key,
+#       per_key_order), the failure record lands under
 #       results/failures/, and replaying it — from another directory, with
 #       nothing but the record — reproduces the failure with the same trace
 #       hash and the same trace bytes as rerunning the seed;
@@ -83,6 +84,10 @@ cmp -s elsewhere/replayed.jsonl rerun.jsonl || fail "the replayed trace differs 
 grep -q '"ev":"lanes.lane_closed"' rerun.jsonl || fail "no lane events in the trace"
 expect canary_decrement_at_dequeue 1 "oracle 'capacity' failed" -- \
   "$L" explore "$S/canaries/lanes_decrement_at_dequeue.json" --seeds 1000 --record dq.json
+for oracle in one_lane_per_key per_key_order; do
+  expect "canary_replace_lane_$oracle" 1 "oracle '$oracle' failed" -- \
+    "$L" explore "$S/canaries/lanes_replace_lane_$oracle.json" --seeds 1000 --record "rl_$oracle.json"
+done
 # An oracle left out of the list is not checked: the same planted bug passes.
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['oracles']=['per_key_order','exactly_once']; json.dump(d,open('dq_off.json','w'))" \
   "$S/canaries/lanes_decrement_at_dequeue.json"
