@@ -13,6 +13,8 @@ packages=(
   libbenchmark-dev               # benchmarks
   libclang-rt-14-dev             # clang's sanitizer runtimes
   libfuzzer-14-dev               # libFuzzer, for the readers' fuzz target (tools/fuzz)
+  libvalijson-dev                # JSON Schema validation of scenario files (header-only)
+  python3-jsonschema             # the independent schema check of the bundled scenarios (ctest)
 )
 
 missing=()

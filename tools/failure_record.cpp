@@ -11,8 +11,13 @@ namespace lockstep::cli {
 nlohmann::json to_json(const failure_record& record) {
   nlohmann::json j;
   j["lockstep_failure_record"] = 1;
-  j["program"] = record.program;
-  j["options"] = record.options;
+  if (record.is_scenario()) {
+    j["scenario_file"] = record.scenario_file;
+    j["scenario"] = record.scenario;
+  } else {
+    j["program"] = record.program;
+    j["options"] = record.options;
+  }
   j["seed"] = record.config.seed;
   j["strategy"] = record.config.strategy;
   j["cores"] = record.config.cores;
@@ -69,7 +74,8 @@ constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
 
 const char* const record_fields[] = {"lockstep_failure_record", "program", "options", "seed", "strategy",
                                      "cores", "pct_depth", "pct_steps", "max_steps", "max_time_ns",
-                                     "decisions", "steps", "trace_hash", "failure"};
+                                     "decisions", "steps", "trace_hash", "failure", "scenario_file",
+                                     "scenario"};
 
 std::optional<sim::failure_kind> kind_named(const std::string& name) {
   for (int k = 0; k <= static_cast<int>(sim::failure_kind::resource_exhausted); ++k) {
@@ -98,9 +104,20 @@ failure_record read_record(const nlohmann::json& root, const std::string& name) 
   if (r.u64("/lockstep_failure_record") != 1) r.fail("/lockstep_failure_record", "version 1");
   failure_record rec;
   rec.path = name;
-  rec.program = r.string("/program");
-  rec.options = r.at("/options", "an object");
-  if (!rec.options.is_object()) r.fail("/options", "an object, found " + shown(rec.options));
+  if (root.contains("scenario")) {
+    // The scenario itself is checked by the scenario reader, which knows its schema.
+    if (root.contains("program") || root.contains("options")) {
+      r.fail(root.contains("program") ? "/program" : "/options",
+             "no program or options in a scenario record (it has /scenario), but found one");
+    }
+    rec.scenario_file = r.string("/scenario_file");
+    rec.scenario = root["scenario"];
+    if (!rec.scenario.is_object()) r.fail("/scenario", "an object (a scenario), found " + shown(rec.scenario));
+  } else {
+    rec.program = r.string("/program");
+    rec.options = r.at("/options", "an object");
+    if (!rec.options.is_object()) r.fail("/options", "an object, found " + shown(rec.options));
+  }
   rec.config.seed = r.u64("/seed");
   rec.config.strategy = r.string("/strategy");
   if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo") {

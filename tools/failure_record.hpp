@@ -18,6 +18,11 @@ struct failure_record {
   sim::run_config config;  ///< seed, strategy, cores, pct options
   sim::run_result result;
   std::string path;  ///< where it was read from (empty when built in memory)
+  /// A scenario run's record holds the whole scenario document instead of
+  /// program and options (null otherwise), and the file it was read from.
+  nlohmann::json scenario;
+  std::string scenario_file;
+  [[nodiscard]] bool is_scenario() const { return !scenario.is_null(); }
 };
 
 nlohmann::json to_json(const failure_record& record);

@@ -8,7 +8,9 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,6 +20,8 @@
 #include "tools/failure_record.hpp"
 #include "tools/output_file.hpp"
 #include "tools/programs.hpp"
+#include "tools/scenario/lanes_driver.hpp"
+#include "tools/scenario/scenario_reader.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
@@ -38,8 +42,13 @@ struct run_options {
   std::string max_steps_text = "10000000";
   std::string trace_out;
   std::string record_out;
+  std::string file;  // a scenario file: selects scenario mode
   bool trace_given = false;
   bool record_given = false;
+  bool file_given = false;
+  bool cores_given = false;
+  bool program_given = false;
+  bool options_given = false;
 
   std::uint64_t seed = 1;
   std::uint64_t first_seed = 1;
@@ -86,6 +95,7 @@ void resolve(run_options& o, bool with_seed) {
 }
 
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
+  app.add_option("file", o.file, "a scenario file (JSON, scenarios/README.md); instead of --program");
   app.add_option("--program", o.program, "simulated program (see `lockstep programs`)");
   app.add_option("--options", o.options_json, "the program's options as a JSON object");
   if (with_seed) {
@@ -103,12 +113,16 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
                  "of the same program and seed, so change points land inside the run)");
   app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
   app.add_option("--record", o.record_out,
-                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here)");
+                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here; for a "
+                 "scenario, results/failures/FILE-STRATEGY-SEED.json)");
 }
 
+/// What a run runs: a built-in program with its options, or a scenario.
 struct prepared {
-  const program* prog;
+  const program* prog = nullptr;
   nlohmann::json options;
+  std::shared_ptr<const scenario::scenario> scen;
+  std::string name;  // the program's name, or the scenario's file
 };
 
 // `where` names the source in errors: the CLI flags, or a record file.
@@ -129,11 +143,32 @@ prepared prepare(const std::string& name, const nlohmann::json& given, const opt
   }
   json_reader reader(where.options_file, given, where.options_prefix);
   if (!given.is_object()) reader.fail("", "a JSON object of program options, found " + shown(given));
-  return {&it->second, it->second.normalise(reader)};
+  return {&it->second, it->second.normalise(reader), nullptr, name};
 }
 
 prepared prepare(const std::string& name, const std::string& options_json) {
   return prepare(name, parse_strict(options_json, "--options"), option_source{});
+}
+
+prepared prepare_scenario(scenario::scenario s) {
+  prepared p;
+  p.name = s.source;
+  p.scen = std::make_shared<const scenario::scenario>(std::move(s));
+  return p;
+}
+
+/// What the flags select: a scenario FILE (whose system.cores is the default
+/// for --cores), or --program with --options. Run-time rules are checked here.
+prepared prepare(run_options& o) {
+  if (!o.file_given) return prepare(o.program, o.options_json);
+  if (o.program_given || o.options_given) {
+    throw input_error(std::string(o.program_given ? "--program" : "--options") +
+                      ": expected either a scenario FILE or --program/--options, found both");
+  }
+  scenario::scenario s = scenario::read_scenario_file(o.file);
+  if (!o.cores_given) o.cores = s.cores;
+  scenario::check_run_settings(s, o.strategy, o.cores);
+  return prepare_scenario(std::move(s));
 }
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {
@@ -149,6 +184,7 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 }
 
 sim::run_result run_once(const prepared& p, const sim::run_config& c) {
+  if (p.scen) return sim::run(c, [&](sim::runtime& rt) { scenario::run_lanes_scenario(rt, *p.scen); });
   return sim::run(c, [&](sim::runtime& rt) { p.prog->run(rt, p.options); });
 }
 
@@ -175,10 +211,11 @@ std::string shell_quote(const std::string& s) {
 
 /// The one command that reruns this configuration (a seed's run is
 /// deterministic, so it reproduces a failure or a crash).
-std::string rerun_command(const std::string& program, const nlohmann::json& options, const sim::run_config& c) {
-  std::string cmd = "lockstep run --program " + program + " --options " + shell_quote(options.dump()) +
-                    " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
-                    std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps);
+std::string rerun_command(const prepared& p, const sim::run_config& c) {
+  std::string cmd = p.scen ? "lockstep run " + shell_quote(p.name)
+                           : "lockstep run --program " + p.name + " --options " + shell_quote(p.options.dump());
+  cmd += " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
+         std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps);
   if (c.strategy == "pct") {
     cmd += " --pct-depth " + std::to_string(c.options.pct_depth);
     // 0 is "measure it": the rerun measures the same k again.
@@ -187,15 +224,15 @@ std::string rerun_command(const std::string& program, const nlohmann::json& opti
   return cmd;
 }
 
-std::string run_summary(const std::string& program, const sim::run_config& c) {
-  return "program=" + program + " seed=" + std::to_string(c.seed) + " strategy=" + c.strategy +
-         " cores=" + std::to_string(c.cores);
+std::string run_summary(const prepared& p, const sim::run_config& c) {
+  return (p.scen ? "scenario=" : "program=") + p.name + " seed=" + std::to_string(c.seed) +
+         " strategy=" + c.strategy + " cores=" + std::to_string(c.cores);
 }
 
 /// Stores what a crash during the next run prints: the run and its rerun command.
-void describe_run(const std::string& program, const nlohmann::json& options, const sim::run_config& c) {
-  crash_report::describe("lockstep: crashed in the run " + run_summary(program, c) +
-                         "\nrerun with: " + rerun_command(program, options, c) + "\n");
+void describe_run(const prepared& p, const sim::run_config& c) {
+  crash_report::describe("lockstep: crashed in the run " + run_summary(p, c) + "\nrerun with: " +
+                         rerun_command(p, c) + "\n");
 }
 
 /// Writes the trace; a failed write is reported on stderr and returns false.
@@ -209,19 +246,30 @@ bool write_trace(const std::string& path, const std::string& text) {
 // Writes the record and prints where, with the one command that replays it.
 // If the record cannot be written the failure is still printed in full, with
 // the command that reruns it, and the run's exit code is kept.
-int report_failure(const prepared& p, const std::string& program, const sim::run_config& c,
-                   const sim::run_result& r, std::string path) {
+int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path) {
   std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
-  if (path.empty()) path = "lockstep-failure-" + program + "-" + std::to_string(c.seed) + ".json";
+  failure_record rec{p.scen ? "" : p.name, p.options, c, r, "", nlohmann::json(), ""};
+  if (p.scen) {
+    rec.scenario = p.scen->document;
+    rec.scenario_file = p.name;
+  }
+  if (path.empty() && p.scen) {
+    // Scenario failures collect under results/failures/, named after the file.
+    path = "results/failures/" + std::filesystem::path(p.name).stem().string() + "-" + c.strategy + "-" +
+           std::to_string(c.seed) + ".json";
+    std::error_code ignored;  // a directory that cannot be made fails the write below, which says so
+    std::filesystem::create_directories("results/failures", ignored);
+  }
+  if (path.empty()) path = "lockstep-failure-" + p.name + "-" + std::to_string(c.seed) + ".json";
   try {
-    write_failure_record(path, failure_record{program, p.options, c, r, ""});
+    write_failure_record(path, rec);
     std::cout << "failure record: " << path << "\n"
               << "replay with: lockstep replay " << shell_quote(path) << "\n";
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "lockstep: " << e.what() << "\n";
-    std::cout << "the failure record was lost; the failing run: " << run_summary(program, c) << "\n"
-              << "rerun with: " << rerun_command(program, p.options, c) << "\n";
+    std::cout << "the failure record was lost; the failing run: " << run_summary(p, c) << "\n"
+              << "rerun with: " << rerun_command(p, c) << "\n";
   }
   std::cout.flush();
   return exit_code_of(r.failed->kind);
@@ -236,25 +284,25 @@ void print_result_line(const sim::run_result& r) {
 
 int cmd_run(run_options o) {
   resolve(o, true);
-  const prepared p = prepare(o.program, o.options_json);
+  const prepared p = prepare(o);
   auto c = config_of(o, o.seed, o.trace_given ? sim::trace_mode::full : sim::trace_mode::hash);
-  std::cout << "seed=" << o.seed << " program=" << o.program << " strategy=" << o.strategy
+  std::cout << "seed=" << o.seed << (p.scen ? " scenario=" : " program=") << p.name << " strategy=" << o.strategy
             << " cores=" << o.cores << std::endl;
-  describe_run(o.program, p.options, c);
+  describe_run(p, c);
   c = with_pct_steps(p, c);
-  describe_run(o.program, p.options, c);
+  describe_run(p, c);
   const auto r = run_once(p, c);
   crash_report::clear();
   const bool traced = !o.trace_given || write_trace(o.trace_out, r.trace_text);
   print_result_line(r);
-  if (!r.ok()) return report_failure(p, o.program, c, r, o.record_out);
+  if (!r.ok()) return report_failure(p, c, r, o.record_out);
   return traced ? exit_held : exit_bad_input;
 }
 
 int cmd_explore(run_options o) {
   resolve(o, false);
-  const prepared p = prepare(o.program, o.options_json);
-  std::cout << "exploring program=" << o.program << " strategy=" << o.strategy << " cores=" << o.cores
+  const prepared p = prepare(o);
+  std::cout << "exploring " << (p.scen ? "scenario=" : "program=") << p.name << " strategy=" << o.strategy << " cores=" << o.cores
             << " seeds=" << o.first_seed << ".." << o.first_seed + (o.seeds - 1) << std::endl;
   const auto started = std::chrono::steady_clock::now();
   std::uint64_t done = 0;
@@ -262,16 +310,16 @@ int cmd_explore(run_options o) {
   for (std::uint64_t i = 0; i < o.seeds; ++i) {
     const std::uint64_t seed = o.first_seed + i;
     auto c = config_of(o, seed, sim::trace_mode::hash);
-    describe_run(o.program, p.options, c);
+    describe_run(p, c);
     c = with_pct_steps(p, c);
-    if (o.strategy == "pct") describe_run(o.program, p.options, c);
+    if (o.strategy == "pct") describe_run(p, c);
     const auto r = run_once(p, c);
     ++done;
     if (!r.ok()) {
       crash_report::clear();
       std::cout << "seed=" << seed << " ";
       print_result_line(r);
-      return report_failure(p, o.program, c, r, o.record_out);
+      return report_failure(p, c, r, o.record_out);
     }
   }
   crash_report::clear();
@@ -281,18 +329,30 @@ int cmd_explore(run_options o) {
   return exit_held;
 }
 
-// Runs a record's program again, following its recorded decisions.
+/// What a record ran: its program and options, or the scenario it embeds
+/// (checked like a file, errors naming the record and /scenario/...).
+prepared prepare_record(const failure_record& rec) {
+  if (rec.is_scenario()) {
+    scenario::scenario s = scenario::read_scenario(rec.scenario, rec.path, "/scenario");
+    scenario::check_run_settings(s, rec.config.strategy, rec.config.cores, "/scenario");
+    s.source = rec.scenario_file;  // reruns and summaries name the file it came from
+    return prepare_scenario(std::move(s));
+  }
+  option_source where;
+  if (!rec.path.empty()) where = {rec.path + ": /program", rec.path, "/options"};
+  return prepare(rec.program, rec.options, where);
+}
+
+// Runs a record's program or scenario again, following its recorded decisions.
 sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) {
   sim::run_config c = rec.config;
   c.strategy = "replay";
   c.options.decisions = rec.result.decisions;
   c.trace = trace;
-  option_source where;
-  if (!rec.path.empty()) where = {rec.path + ": /program", rec.path, "/options"};
-  const prepared p = prepare(rec.program, rec.options, where);
-  crash_report::describe("lockstep: crashed replaying " + rec.path + " (" + run_summary(rec.program, rec.config) +
+  const prepared p = prepare_record(rec);
+  crash_report::describe("lockstep: crashed replaying " + rec.path + " (" + run_summary(p, rec.config) +
                          ")\nrerun with: lockstep replay " + shell_quote(rec.path) + "\nor: " +
-                         rerun_command(rec.program, p.options, rec.config) + "\n");
+                         rerun_command(p, rec.config) + "\n");
   auto r = run_once(p, c);
   crash_report::clear();
   return r;
@@ -310,7 +370,9 @@ bool reproduced(const failure_record& rec, const sim::run_result& r) {
 int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given) {
   const failure_record rec = read_failure_record(path);
   if (trace_given) check_output_path("--trace", trace_out);
-  std::cout << "seed=" << rec.config.seed << " program=" << rec.program << " replaying "
+  (void)prepare_record(rec);  // bad input in the record is refused before anything is printed
+  std::cout << "seed=" << rec.config.seed << (rec.is_scenario() ? " scenario=" + rec.scenario_file : " program=" + rec.program)
+            << " replaying "
             << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy
             << std::endl;
   const auto r = replay_record(rec, trace_given ? sim::trace_mode::full : sim::trace_mode::hash);
@@ -337,20 +399,20 @@ int cmd_replay(const std::string& path, const std::string& trace_out, bool trace
 
 int cmd_check_determinism(run_options o) {
   resolve(o, false);
-  const prepared p = prepare(o.program, o.options_json);
+  const prepared p = prepare(o);
   for (std::uint64_t i = 0; i < o.seeds; ++i) {
     const std::uint64_t seed = o.first_seed + i;
     auto c = config_of(o, seed, sim::trace_mode::hash);
-    describe_run(o.program, p.options, c);
+    describe_run(p, c);
     c = with_pct_steps(p, c);
-    describe_run(o.program, p.options, c);
+    describe_run(p, c);
     const auto a = run_once(p, c);
     const auto b = run_once(p, c);
     std::cout << "seed=" << seed << " trace_hash=" << sim::hash_hex(a.trace_hash);
     if (a.trace_hash != b.trace_hash || a.decisions != b.decisions) {
       crash_report::clear();
       std::cout << " NONDETERMINISTIC: second run gave " << sim::hash_hex(b.trace_hash) << "\n"
-                << "rerun with: " << rerun_command(o.program, p.options, c) << std::endl;
+                << "rerun with: " << rerun_command(p, c) << std::endl;
       return exit_nondeterminism;
     }
     std::cout << " (twice)" << std::endl;
@@ -372,16 +434,16 @@ int cmd_demo(const std::string& record_dir) {
       for (const char* strategy : {"random", "pct"}) {
         o.strategy = strategy;
         auto c = config_of(o, seed, sim::trace_mode::hash);
-        describe_run(name, clean.options, c);
+        describe_run(clean, c);
         c = with_pct_steps(clean, c);
-        describe_run(name, clean.options, c);
+        describe_run(clean, c);
         const auto r = run_once(clean, c);
         crash_report::clear();
         std::cout << "seed=" << seed << " strategy=" << strategy << " ";
         print_result_line(r);
         if (!r.ok()) {
           std::cout << "demo FAILED: " << r.failed->message << "\n"
-                    << "rerun with: " << rerun_command(name, clean.options, c) << std::endl;
+                    << "rerun with: " << rerun_command(clean, c) << std::endl;
           return exit_code_of(r.failed->kind);
         }
       }
@@ -391,7 +453,7 @@ int cmd_demo(const std::string& record_dir) {
     bool found = false;
     for (std::uint64_t seed = 1; seed <= 1000 && !found; ++seed) {
       const auto c = config_of(o, seed, sim::trace_mode::hash);
-      describe_run(name, canary.options, c);
+      describe_run(canary, c);
       const auto r = run_once(canary, c);
       crash_report::clear();
       if (r.ok()) continue;
@@ -399,7 +461,7 @@ int cmd_demo(const std::string& record_dir) {
       const std::string path = record_dir + (record_dir.back() == '/' ? "" : "/") + "lockstep-demo-" + name + ".json";
       std::cout << "canary (a planted bug) caught at seed=" << seed << ": " << sim::to_string(r.failed->kind)
                 << std::endl;
-      write_failure_record(path, failure_record{name, canary.options, c, r, ""});
+      write_failure_record(path, failure_record{name, canary.options, c, r, "", nlohmann::json(), ""});
       // The record alone must reproduce the failure with the same bytes.
       const failure_record rec = read_failure_record(path);
       const auto again = replay_record(rec, sim::trace_mode::hash);
@@ -481,6 +543,10 @@ int main(int argc, char** argv) {
   }
   for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
     opts->record_given = sub->count("--record") > 0;
+    opts->file_given = sub->count("file") > 0;
+    opts->cores_given = sub->count("--cores") > 0;
+    opts->program_given = sub->count("--program") > 0;
+    opts->options_given = sub->count("--options") > 0;
   }
   run_opts.trace_given = run->count("--trace") > 0;
 

@@ -1,6 +1,7 @@
 // The readers of everything a user hands the CLI, fed arbitrary bytes: the
-// strict JSON reader, every program's options normalisation and the failure
-// record reader. Refusing input (input_error) is their job; any other
+// strict JSON reader, every program's options normalisation, the failure
+// record reader and the scenario reader (schema and semantic checks, also on
+// a scenario embedded in a record). Refusing input (input_error) is their job; any other
 // exception, a crash, a sanitizer report, or an error message that spans
 // lines or floods is a bug. Built as a libFuzzer target (LOCKSTEP_FUZZ) and,
 // in every build, as a plain driver that replays tools/fuzz/regressions/.
@@ -14,6 +15,7 @@
 
 #include "tools/failure_record.hpp"
 #include "tools/programs.hpp"
+#include "tools/scenario/scenario_reader.hpp"
 #include "tools/strict_json.hpp"
 
 namespace {
@@ -54,7 +56,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_message(e);
   }
   try {
+    (void)lockstep::scenario::read_scenario(lockstep::cli::parse_strict(text, "scenario.json"), "scenario.json");
+  } catch (const input_error& e) {
+    check_message(e);
+  }
+  try {
     const lockstep::cli::failure_record rec = lockstep::cli::read_failure_record_text(text, "record.json");
+    if (rec.is_scenario()) {
+      try {
+        (void)lockstep::scenario::read_scenario(rec.scenario, "record.json", "/scenario");
+      } catch (const input_error& e) {
+        check_message(e);
+      }
+    }
     const auto& all = lockstep::cli::programs();
     if (const auto it = all.find(rec.program); it != all.end()) {
       try {

@@ -50,9 +50,11 @@ struct item {
 /// releases the lock, and only then admits and sends (the race the real
 /// route() warns about: the lane may reap in between and the item lands on a
 /// dead lane); DecrementAtDequeue lowers pending when an item is received
-/// rather than when the consumer returns. With neither flaw it is the real
-/// algorithm.
-template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue>
+/// rather than when the consumer returns; ReplaceLaneOnRoute opens a fresh
+/// lane on every route, dropping the key's old one while it may still hold
+/// work (two lanes of one key at once: overlap and reordering; used by the
+/// scenario canaries). With no flaw it is the real algorithm.
+template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue, bool ReplaceLaneOnRoute = false>
 class canary_router {
   using consumer_fn = std::function<void(Item)>;
   using config_t = lane_router_config<std::uint64_t>;
@@ -100,6 +102,10 @@ class canary_router {
   route_result<Item> route(std::uint64_t key, Item it, std::optional<std::size_t> capacity) {
     std::unique_lock<runtime::mutex> hold(map_->mu);
     auto found = map_->lanes.find(key);
+    if (ReplaceLaneOnRoute && found != map_->lanes.end()) {
+      map_->lanes.erase(found);  // the flaw: the old lane drains its queue while the new one starts
+      found = map_->lanes.end();
+    }
     if (found == map_->lanes.end()) found = open_lane(key);
     auto tx = found->second.tx;
     const std::shared_ptr<state_t> state = found->second.state;

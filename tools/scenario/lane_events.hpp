@@ -1,0 +1,103 @@
+// tools/scenario/lane_events.hpp — the lane router's event log: what the
+// router did, as the driver observes it from the outside (route results, the
+// lane_observer hooks, the consumer's calls). Each event is kept in memory
+// for the oracles (lane_oracles.hpp) and written as one trace line, so it is
+// part of the trace hash and of --trace output. Nothing here reads engine
+// internals: the same log could be recorded on a threads backend.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/runtime.hpp"
+
+namespace lockstep::scenario {
+
+enum class lane_event_kind : std::uint8_t {
+  routed,          ///< route() admitted item at depth
+  refused,         ///< route() handed item back at depth
+  unrouted,        ///< a route step found the router dropped: the item never entered it
+  lane_created,    ///< lane_observer::lane_created while routing key
+  handle_begin,    ///< the consumer started item on lane (a fiber id)
+  handled,         ///< the consumer returned from item
+  lane_closed,     ///< lane_observer::lane_closed on lane (key: the lane's items' key, or unknown_key)
+  router_dropped,  ///< the scenario's router handle was dropped (by an actor, or after the workload)
+};
+
+inline constexpr std::uint64_t unknown_key = UINT64_MAX;
+
+struct lane_event {
+  lane_event_kind kind;
+  std::int64_t t = 0;  ///< virtual time, ns
+  std::uint64_t key = unknown_key;
+  std::uint64_t item = 0;   ///< run-wide item id, in route order of the steps
+  std::uint64_t actor = 0;  ///< index of the routing actor
+  std::uint64_t seq = 0;    ///< the item's index among its actor's items
+  std::uint64_t lane = 0;   ///< fiber id of the lane
+  std::uint64_t depth = 0;  ///< what route() reported
+};
+
+constexpr std::string_view name_of(lane_event_kind k) {
+  switch (k) {
+    case lane_event_kind::routed: return "lanes.routed";
+    case lane_event_kind::refused: return "lanes.refused";
+    case lane_event_kind::unrouted: return "lanes.unrouted";
+    case lane_event_kind::lane_created: return "lanes.lane_created";
+    case lane_event_kind::handle_begin: return "lanes.handle_begin";
+    case lane_event_kind::handled: return "lanes.handled";
+    case lane_event_kind::lane_closed: return "lanes.lane_closed";
+    case lane_event_kind::router_dropped: return "lanes.router_dropped";
+  }
+  return "lanes.?";
+}
+
+/// Appends events and writes them to the run's trace (fixed field order).
+class lane_event_log {
+ public:
+  explicit lane_event_log(sim::runtime& rt) : rt_(rt) {}
+
+  void record(lane_event e) {
+    if (!open_) return;
+    e.t = rt_.now();
+    auto& line = rt_.note(name_of(e.kind)).field_u("n", events_.size());
+    if (e.key != unknown_key) line.field_u("key", e.key);
+    switch (e.kind) {
+      case lane_event_kind::routed:
+      case lane_event_kind::refused:
+        line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq).field_u("depth", e.depth);
+        break;
+      case lane_event_kind::unrouted:
+        line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq);
+        break;
+      case lane_event_kind::handle_begin:
+        line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq).field_u("lane", e.lane);
+        break;
+      case lane_event_kind::handled:
+        line.field_u("item", e.item).field_u("lane", e.lane);
+        break;
+      case lane_event_kind::lane_closed:
+        line.field_u("lane", e.lane);
+        break;
+      case lane_event_kind::lane_created:
+      case lane_event_kind::router_dropped:
+        break;
+    }
+    line.end();
+    events_.push_back(e);
+  }
+
+  /// After this, nothing is recorded: the run's main fiber has ended and what
+  /// the executor's teardown does to leftover fibers is not the scenario's.
+  void close() { open_ = false; }
+  [[nodiscard]] bool is_open() const { return open_; }
+
+  [[nodiscard]] const std::vector<lane_event>& events() const { return events_; }
+
+ private:
+  sim::runtime& rt_;
+  std::vector<lane_event> events_;
+  bool open_ = true;
+};
+
+}  // namespace lockstep::scenario

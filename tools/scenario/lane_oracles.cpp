@@ -1,0 +1,151 @@
+#include "tools/scenario/lane_oracles.hpp"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace lockstep::scenario {
+namespace {
+
+std::string str(std::uint64_t n) { return std::to_string(n); }
+
+std::string where(const lane_event& e, std::size_t n) {
+  return "key " + (e.key == unknown_key ? std::string("?") : str(e.key)) + " at t=" + std::to_string(e.t) +
+         "ns (event #" + str(n) + ")";
+}
+
+enum class fate : std::uint8_t { admitted, refused, unrouted };
+
+}  // namespace
+
+std::optional<violation> check_lane_log(const std::vector<lane_event>& log, const lane_oracle_settings& s) {
+  const std::set<std::string> on(s.enabled.begin(), s.enabled.end());
+  std::optional<violation> found;
+  auto report = [&](const char* oracle, std::string message) {
+    if (!found && on.count(oracle) != 0) found = violation{oracle, std::move(message)};
+  };
+
+  std::map<std::uint64_t, fate> fates;                   // item -> what route() did
+  std::map<std::uint64_t, std::uint64_t> item_key;       // item -> key
+  std::map<std::uint64_t, int> handles;                  // item -> consumer calls started
+  std::set<std::uint64_t> counted;                       // items counted as unfinished
+  std::map<std::uint64_t, std::uint64_t> unfinished;     // key -> admitted, not yet handled
+  std::map<std::uint64_t, std::uint64_t> in_consumer;    // key -> consumer calls running
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> last_seq;  // (key, actor) -> seq
+  std::map<std::uint64_t, std::uint64_t> generation;     // lane -> order of first use
+  std::map<std::uint64_t, std::uint64_t> newest;         // key -> newest lane generation
+  std::map<std::uint64_t, std::uint64_t> lane_key;       // lane -> the key it serves
+  std::map<std::uint64_t, std::int64_t> open_lanes;      // key -> created - closed
+  std::uint64_t created = 0, closed = 0;
+  bool dropped = false;
+
+  auto count_in = [&](std::uint64_t item, std::uint64_t key, const lane_event& e, std::size_t n) {
+    if (!counted.insert(item).second) return;
+    const std::uint64_t now = ++unfinished[key];
+    if (s.capacity && now > *s.capacity) {
+      report("capacity", where(e, n) + ": holds " + str(now) + " unfinished items, capacity " + str(*s.capacity));
+    }
+  };
+
+  for (std::size_t n = 0; n < log.size(); ++n) {
+    const lane_event& e = log[n];
+    switch (e.kind) {
+      case lane_event_kind::routed:
+        fates[e.item] = fate::admitted;
+        item_key[e.item] = e.key;
+        if (s.capacity && e.depth >= *s.capacity) {
+          report("capacity", where(e, n) + ": item " + str(e.item) + " admitted at depth " + str(e.depth) +
+                                 ", capacity " + str(*s.capacity));
+        }
+        count_in(e.item, e.key, e, n);
+        break;
+      case lane_event_kind::refused:
+        fates[e.item] = fate::refused;
+        item_key[e.item] = e.key;
+        if (!s.capacity) {
+          report("capacity", where(e, n) + ": item " + str(e.item) + " refused by an uncapped router");
+        } else if (e.depth < *s.capacity) {
+          report("capacity", where(e, n) + ": item " + str(e.item) + " refused at depth " + str(e.depth) +
+                                 ", below capacity " + str(*s.capacity));
+        }
+        if (handles[e.item] != 0) {
+          report("exactly_once", where(e, n) + ": item " + str(e.item) + " was refused but reached the consumer");
+        }
+        break;
+      case lane_event_kind::unrouted:
+        fates[e.item] = fate::unrouted;
+        item_key[e.item] = e.key;
+        break;
+      case lane_event_kind::lane_created:
+        ++created;
+        ++open_lanes[e.key];
+        break;
+      case lane_event_kind::handle_begin: {
+        const auto f = fates.find(e.item);
+        if (f != fates.end() && f->second != fate::admitted) {
+          report("exactly_once", where(e, n) + ": item " + str(e.item) + " reached the consumer but route() " +
+                                     (f->second == fate::refused ? "refused it" : "never took it"));
+        }
+        if (++handles[e.item] != 1) {
+          report("exactly_once", where(e, n) + ": item " + str(e.item) + " handled " + str(handles[e.item]) + " times");
+        }
+        count_in(e.item, e.key, e, n);
+        if (++in_consumer[e.key] != 1) {
+          report("one_lane_per_key", where(e, n) + ": two consumer calls of the key at once (item " + str(e.item) +
+                                         " on lane " + str(e.lane) + ")");
+        }
+        const auto [lk, first_use] = lane_key.try_emplace(e.lane, e.key);
+        if (!first_use && lk->second != e.key) {
+          report("one_lane_per_key", where(e, n) + ": lane " + str(e.lane) + " also served key " + str(lk->second));
+        }
+        const std::uint64_t g = generation.try_emplace(e.lane, generation.size()).first->second;
+        const auto [nw, first_key] = newest.try_emplace(e.key, g);
+        if (!first_key && g < nw->second) {
+          report("one_lane_per_key", where(e, n) + ": served by lane " + str(e.lane) + " after a newer lane");
+        }
+        if (g > nw->second) nw->second = g;
+        // The consumer sees the item's own (actor, seq): its routed event may come later in the log.
+        const auto [last, none] = last_seq.try_emplace({e.key, e.actor}, e.seq);
+        if (!none && last->second >= e.seq) {
+          report("per_key_order", where(e, n) + ": actor " + str(e.actor) + "'s item seq " + str(e.seq) +
+                                      " handled after its seq " + str(last->second));
+        }
+        last->second = e.seq;
+        break;
+      }
+      case lane_event_kind::handled:
+        if (in_consumer[e.key] > 0) --in_consumer[e.key];
+        if (unfinished[e.key] > 0) --unfinished[e.key];
+        break;
+      case lane_event_kind::lane_closed: {
+        ++closed;
+        const auto lk = lane_key.find(e.lane);
+        if (lk != lane_key.end()) --open_lanes[lk->second];
+        break;
+      }
+      case lane_event_kind::router_dropped:
+        dropped = true;
+        break;
+    }
+  }
+  if (found || !s.end_of_run) return found;
+
+  for (const auto& [item, f] : fates) {
+    if (f != fate::admitted || handles[item] != 0) continue;
+    const std::uint64_t key = item_key[item];
+    if (open_lanes[key] <= 0) {
+      report("exactly_once", "key " + str(key) + ": item " + str(item) +
+                                 " was admitted but never handled, and no lane of the key is left (lost)");
+    } else if (!found) {
+      found = violation{"liveness", "key " + str(key) + ": item " + str(item) +
+                                        " admitted and still unhandled at the end of the liveness budget"};
+    }
+  }
+  if (dropped && created != closed) {
+    report("lanes_gone", str(created - closed) + " of " + str(created) + " lanes still open after the router was dropped");
+  }
+  return found;
+}
+
+}  // namespace lockstep::scenario

@@ -1,0 +1,52 @@
+// tools/scenario/lane_oracles.hpp — the lane router's oracles (DESIGN.md §6),
+// as functions of the event log alone (lane_events.hpp):
+//
+//   per_key_order     items of one (key, actor) reach the consumer in the
+//                     order that actor routed them (with several producers
+//                     on a key, per-producer order is all a caller can know);
+//   exactly_once      every admitted item handled exactly once, a refused or
+//                     unrouted one never; an admitted item left unhandled
+//                     when no lane of its key is open is lost;
+//   one_lane_per_key  no two consumer calls of a key overlap, a key never
+//                     goes back to an older lane, a lane serves one key;
+//   capacity          a key never holds more unfinished items than capacity,
+//                     route() never admits at depth >= capacity nor refuses
+//                     below it, and never refuses at all when uncapped;
+//   lanes_gone        after the router is dropped, every lane created closed.
+//   liveness          (always on) an admitted item still unhandled while a
+//                     lane of its key is open at the end of the run.
+//
+// "Unfinished" is counted from the log: an item counts from whichever comes
+// first, route() returning ok or the consumer starting it, until the consumer
+// returns. The router counts the same item longer (from before route()
+// returns until after the consumer returns), so the log never overstates
+// what the router holds and the capacity check cannot fire falsely.
+// A refusal "below capacity" is judged by the depth route() reported.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/scenario/lane_events.hpp"
+
+namespace lockstep::scenario {
+
+struct violation {
+  std::string oracle;
+  std::string message;
+};
+
+struct lane_oracle_settings {
+  std::optional<std::size_t> capacity;
+  std::vector<std::string> enabled;  ///< names from lane_oracle_names()
+  /// The run is over (the router dropped, the liveness budget spent): check
+  /// what must hold at the end too, not only what holds at every event.
+  bool end_of_run = true;
+};
+
+/// The first violation, in log order (then the end-of-run ones), or none.
+std::optional<violation> check_lane_log(const std::vector<lane_event>& log, const lane_oracle_settings& settings);
+
+}  // namespace lockstep::scenario

@@ -1,0 +1,21 @@
+// tools/scenario/lanes_driver.hpp — runs a lane-router scenario as the main
+// fiber of a simulated run: builds the real lane_router (engine/lanes.hpp),
+// or one of its canaries (tools/models/velo_model.hpp) when the scenario
+// plants one; spawns the actors on their cores and runs their steps; then the
+// liveness phase (every admitted item handled and, when lanes reap or the
+// router was dropped, every lane closed, within liveness_ns; then the router
+// is dropped and every lane must close within liveness_ns again); then the
+// oracles over the event log (lane_oracles.hpp) and, under fifo, `expect`.
+// A violation fails the run through sim::check, naming the oracle.
+#pragma once
+
+#include "sim/runtime.hpp"
+#include "tools/scenario/scenario.hpp"
+
+namespace lockstep::scenario {
+
+/// The scenario must hold lanes, and its actors' cores must be below rt.cores()
+/// (scenario_reader.hpp: read_scenario and check_run_settings).
+void run_lanes_scenario(sim::runtime& rt, const scenario& s);
+
+}  // namespace lockstep::scenario

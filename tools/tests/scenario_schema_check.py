@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Checks every bundled scenario against scenarios/schema/scenario.schema.json
+with an independent validator (python3-jsonschema, Draft 7), so the schema and
+the C++ reader (valijson) cannot drift apart unnoticed. Also checks that the
+schema itself is valid draft-07, and that it refuses a few edits of a bundled
+file that the C++ reader refuses (an unknown field, a wrong type, a missing
+field), so a schema loosened by mistake fails here.
+
+    scenario_schema_check.py SCENARIOS_DIR
+"""
+import copy
+import json
+import pathlib
+import sys
+
+import jsonschema
+
+root = pathlib.Path(sys.argv[1])
+schema = json.loads((root / "schema" / "scenario.schema.json").read_text())
+jsonschema.Draft7Validator.check_schema(schema)
+validator = jsonschema.Draft7Validator(schema)
+
+files = sorted(root.glob("*.json")) + sorted(root.glob("canaries/*.json"))
+failures = 0
+for f in files:
+    errors = sorted(validator.iter_errors(json.loads(f.read_text())), key=lambda e: list(e.path))
+    for e in errors:
+        failures += 1
+        print(f"FAIL {f}: /{'/'.join(map(str, e.path))}: {e.message}")
+if len(files) < 4:
+    failures += 1
+    print(f"FAIL: expected at least 4 bundled scenarios, found {len(files)}")
+
+sample = json.loads(files[0].read_text())
+edits = {
+    "unknown field": lambda d: d["system"].__setitem__("shards", {}),
+    "wrong type": lambda d: d["system"].__setitem__("cores", "two"),
+    "missing field": lambda d: d["system"]["lanes"].pop("capacity"),
+    "unknown oracle": lambda d: d.__setitem__("oracles", ["fairness"]),
+    "two kinds in a step": lambda d: d["workload"]["actors"][0]["steps"][0].__setitem__("sleep_ns", 1),
+}
+for what, edit in edits.items():
+    d = copy.deepcopy(sample)
+    edit(d)
+    if validator.is_valid(d):
+        failures += 1
+        print(f"FAIL: the schema accepts {files[0].name} with {what}")
+
+print(f"scenario_schema_check: {len(files)} files, {len(edits)} refused edits, {failures} failures")
+sys.exit(1 if failures else 0)
