@@ -56,6 +56,7 @@ std::string_view to_string(failure_kind kind) {
     case failure_kind::replay_divergence: return "replay_divergence";
     case failure_kind::oracle: return "oracle";
     case failure_kind::resource_exhausted: return "resource_exhausted";
+    case failure_kind::liveness: return "liveness";
   }
   return "unknown";
 }
@@ -234,6 +235,9 @@ void executor::fiber_main(executor* ex, fiber* f) {
     // The normal end of a cancelled fiber: every destructor has run.
   } catch (const boost::context::detail::forced_unwind&) {
     throw;  // Boost's own teardown must reach its entry frame
+  } catch (const liveness_failed& o) {
+    ex->fail(failure_kind::liveness, "liveness oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
+                                         " '" + f->name + "': " + o.message);
   } catch (const oracle_failed& o) {
     ex->fail(failure_kind::oracle, "oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
                                        " '" + f->name + "': " + o.message);

@@ -112,7 +112,10 @@ enum class failure_kind : std::uint8_t {
   replay_divergence,   ///< the replayed decision list no longer fits the run
   oracle,              ///< a property the program checks (an oracle) did not hold
   resource_exhausted,  ///< spawn could not get a stack or memory: a limit, named in the message
+  liveness,            ///< the program's liveness oracle: no quiescence within its budget
 };
+/// How many kinds there are (for code that lists them all); keep it the last one + 1.
+inline constexpr int failure_kind_count = static_cast<int>(failure_kind::liveness) + 1;
 
 std::string_view to_string(failure_kind kind);
 std::ostream& operator<<(std::ostream& os, failure_kind kind);
@@ -163,6 +166,13 @@ struct oracle_failed : run_aborted {
       : run_aborted{name + ": " + what}, oracle(std::move(name)), message(std::move(what)) {}
   std::string oracle;
   std::string message;
+};
+
+/// An oracle that is a liveness property (the system did not settle within
+/// its budget): fails the run with failure_kind::liveness, which the CLI
+/// reports with the liveness exit code, like a deadlock.
+struct liveness_failed : oracle_failed {
+  using oracle_failed::oracle_failed;
 };
 
 struct fiber {

@@ -83,6 +83,12 @@ inline void check(bool holds, std::string_view oracle, const std::string& messag
   if (!holds) throw oracle_failed{std::string(oracle), message};
 }
 
+/// A liveness oracle: when `holds` is false the run fails with
+/// failure_kind::liveness (the system did not settle within its budget).
+inline void check_liveness(bool holds, std::string_view oracle, const std::string& message) {
+  if (!holds) throw liveness_failed{std::string(oracle), message};
+}
+
 /// Runs `program(rt)` as the main fiber of a fresh executor.
 template <class Program>
 run_result run(const run_config& config, Program&& program) {

@@ -29,6 +29,7 @@ constexpr int exit_code_of(sim::failure_kind kind) {
     case sim::failure_kind::deadlock:
     case sim::failure_kind::step_budget:
     case sim::failure_kind::time_budget:
+    case sim::failure_kind::liveness:
       return exit_liveness;
     case sim::failure_kind::replay_divergence:
       return exit_nondeterminism;

@@ -78,7 +78,7 @@ const char* const record_fields[] = {"lockstep_failure_record", "program", "opti
                                      "scenario"};
 
 std::optional<sim::failure_kind> kind_named(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(sim::failure_kind::resource_exhausted); ++k) {
+  for (int k = 0; k < sim::failure_kind_count; ++k) {
     const auto kind = static_cast<sim::failure_kind>(k);
     if (sim::to_string(kind) == name) return kind;
   }
@@ -87,7 +87,7 @@ std::optional<sim::failure_kind> kind_named(const std::string& name) {
 
 std::string kind_names() {
   std::string names;
-  for (int k = 0; k <= static_cast<int>(sim::failure_kind::resource_exhausted); ++k) {
+  for (int k = 0; k < sim::failure_kind_count; ++k) {
     names += (names.empty() ? "" : ", ") + std::string(sim::to_string(static_cast<sim::failure_kind>(k)));
   }
   return names;

@@ -6,13 +6,17 @@
 // one line on stderr and exit 2; a crash of the code under test still prints
 // the seed and the command that reruns it (tools/crash_report.hpp).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "sim/runtime.hpp"
 #include "tools/crash_report.hpp"
@@ -424,61 +428,143 @@ int cmd_check_determinism(run_options o) {
 // The quick start's main job: every program runs clean on a few seeds; then
 // each program's canary (a planted bug) is found by exploration, recorded,
 // and replayed to the same bytes.
-int cmd_demo(const std::string& record_dir) {
-  check_output_dir("--record-dir", record_dir);
-  run_options o;
+// What the main job explores: every scenario file of the library (sorted by
+// name; a file with `expect` runs under fifo only, as its counts are exact
+// there), then every built-in program.
+struct demo_subject {
+  std::string label;
+  prepared p;
+  std::vector<std::string> strategies;
+};
+
+std::vector<std::string> json_files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") out.push_back(entry.path().string());
+  }
+  if (ec) throw input_error(dir + ": cannot list the directory: " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<demo_subject> demo_subjects(const std::string& library) {
+  std::vector<demo_subject> out;
+  for (const std::string& file : json_files_in(library)) {
+    scenario::scenario s = scenario::read_scenario_file(file);
+    std::vector<std::string> strategies = s.expect ? std::vector<std::string>{"fifo"}
+                                                   : std::vector<std::string>{"random", "pct"};
+    out.push_back({file, prepare_scenario(std::move(s)), std::move(strategies)});
+  }
   for (const auto& [name, prog] : programs()) {
-    std::cout << "== " << name << ": " << prog.description << std::endl;
-    const prepared clean = prepare(name, "{}");
-    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-      for (const char* strategy : {"random", "pct"}) {
-        o.strategy = strategy;
-        auto c = config_of(o, seed, sim::trace_mode::hash);
-        describe_run(clean, c);
-        c = with_pct_steps(clean, c);
-        describe_run(clean, c);
-        const auto r = run_once(clean, c);
-        crash_report::clear();
-        std::cout << "seed=" << seed << " strategy=" << strategy << " ";
-        print_result_line(r);
-        if (!r.ok()) {
-          std::cout << "demo FAILED: " << r.failed->message << "\n"
-                    << "rerun with: " << rerun_command(clean, c) << std::endl;
-          return exit_code_of(r.failed->kind);
-        }
-      }
+    out.push_back({"program " + name, prepare(name, "{}"), {"random", "pct"}});
+  }
+  return out;
+}
+
+/// One row of the main job's table: a subject under one strategy over seeds
+/// 1..seeds. A failure is reported (record written, replay command printed)
+/// and ends the demo with its exit code.
+int demo_row(const demo_subject& d, const std::string& strategy, std::uint64_t seeds, const std::string& record_dir,
+             std::uint64_t& total_runs) {
+  run_options o;
+  o.strategy = strategy;
+  o.cores = d.p.scen ? d.p.scen->cores : 2;
+  std::set<std::uint64_t> schedules;
+  const auto started = std::chrono::steady_clock::now();
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    auto c = config_of(o, seed, sim::trace_mode::hash);
+    describe_run(d.p, c);
+    c = with_pct_steps(d.p, c);
+    describe_run(d.p, c);
+    const auto r = run_once(d.p, c);
+    crash_report::clear();
+    if (!r.ok()) {
+      std::cout << "demo FAILED: " << d.label << " seed=" << seed << " strategy=" << strategy << std::endl;
+      const std::string path = record_dir + "/lockstep-demo-failure-" + std::to_string(seed) + ".json";
+      return report_failure(d.p, c, r, path);
     }
-    o.strategy = "random";
-    const prepared canary = prepare(name, R"({"canary":true})");
-    bool found = false;
-    for (std::uint64_t seed = 1; seed <= 1000 && !found; ++seed) {
-      const auto c = config_of(o, seed, sim::trace_mode::hash);
-      describe_run(canary, c);
-      const auto r = run_once(canary, c);
-      crash_report::clear();
-      if (r.ok()) continue;
-      found = true;
-      const std::string path = record_dir + (record_dir.back() == '/' ? "" : "/") + "lockstep-demo-" + name + ".json";
-      std::cout << "canary (a planted bug) caught at seed=" << seed << ": " << sim::to_string(r.failed->kind)
-                << std::endl;
-      write_failure_record(path, failure_record{name, canary.options, c, r, "", nlohmann::json(), ""});
-      // The record alone must reproduce the failure with the same bytes.
-      const failure_record rec = read_failure_record(path);
-      const auto again = replay_record(rec, sim::trace_mode::hash);
-      if (!reproduced(rec, again)) {
-        std::cout << "demo FAILED: replaying " << path << " did not reproduce the failure byte for byte"
-                  << std::endl;
-        return exit_nondeterminism;
-      }
-      std::cout << "replayed " << path << ": same failure, same trace_hash=" << sim::hash_hex(r.trace_hash)
-                << "\n  (lockstep replay " << shell_quote(path) << ")" << std::endl;
+    schedules.insert(r.trace_hash);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  total_runs += seeds;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-44s %-8s %6llu %8d %10zu %9.0f", d.label.c_str(), strategy.c_str(),
+                static_cast<unsigned long long>(seeds), 0, schedules.size(), static_cast<double>(seeds) / secs);
+  std::cout << line << std::endl;
+  return exit_held;
+}
+
+/// A failure message without the executor's "[seed .., strategy .., ...]" suffix.
+std::string headline_of(const std::string& message) { return message.substr(0, message.rfind(" [seed ")); }
+
+/// A planted bug: explored with random seeds until an oracle catches it,
+/// written as a record and replayed from the record alone, byte for byte.
+int demo_planted_bug(const std::string& file, const std::string& record_dir) {
+  const prepared p = prepare_scenario(scenario::read_scenario_file(file));
+  run_options o;
+  o.cores = p.scen->cores;
+  for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
+    const auto c = config_of(o, seed, sim::trace_mode::hash);
+    describe_run(p, c);
+    const auto r = run_once(p, c);
+    crash_report::clear();
+    if (r.ok()) continue;
+    const std::string path =
+        record_dir + "/lockstep-demo-" + std::filesystem::path(file).stem().string() + ".json";
+    failure_record rec{"", p.options, c, r, "", p.scen->document, p.name};
+    write_failure_record(path, rec);
+    const failure_record back = read_failure_record(path);
+    const auto again = replay_record(back, sim::trace_mode::hash);
+    if (!reproduced(back, again)) {
+      std::cout << "demo FAILED: replaying " << path << " did not reproduce the failure byte for byte" << std::endl;
+      return exit_nondeterminism;
     }
-    if (!found) {
-      std::cout << "demo FAILED: 1000 seeds did not expose the " << name << " canary" << std::endl;
-      return exit_failed;
+    std::cout << file << ": caught at seed=" << seed << " (" << sim::to_string(r.failed->kind) << ")\n  "
+              << headline_of(r.failed->message) << "\n  record " << path << " replayed: same failure, trace_hash="
+              << sim::hash_hex(r.trace_hash) << "\n  replay with: lockstep replay " << shell_quote(path) << std::endl;
+    return exit_held;
+  }
+  std::cout << "demo FAILED: 1000 seeds did not expose the planted bug of " << file << std::endl;
+  return exit_failed;
+}
+
+// The quick start's main job: explore the whole scenario library (and the
+// built-in programs) over a fixed seed range with random and pct, print a
+// table, then show each planted bug in the library's canaries/ caught,
+// recorded and replayed.
+int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text) {
+  check_output_dir("--record-dir", record_dir);
+  const std::uint64_t seeds = parse_u64("--seeds", seeds_text, 1, 1'000'000);
+  const std::vector<demo_subject> subjects = demo_subjects(library);
+  const std::vector<std::string> canaries = json_files_in(library + "/canaries");
+  std::cout << "== the scenario library (" << library << ") and the built-in programs, seeds 1.." << seeds
+            << " (pct rows include the random run that sizes k)" << std::endl;
+  char header[256];
+  std::snprintf(header, sizeof header, "%-44s %-8s %6s %8s %10s %9s", "scenario / program", "strategy", "runs",
+                "failures", "schedules", "runs/s");
+  std::cout << header << std::endl;
+  std::uint64_t total = 0;
+  const auto started = std::chrono::steady_clock::now();
+  for (const demo_subject& d : subjects) {
+    for (const std::string& strategy : d.strategies) {
+      if (const int rc = demo_row(d, strategy, seeds, record_dir, total); rc != exit_held) return rc;
     }
   }
-  std::cout << "demo ok: every program held its oracles; every planted bug was caught and replayed" << std::endl;
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cout << total << " runs, 0 failures, " << static_cast<std::uint64_t>(static_cast<double>(total) / secs)
+            << " runs/s" << std::endl;
+  std::cout << "== planted bugs (" << library << "/canaries): found, recorded, replayed" << std::endl;
+  if (canaries.empty()) {
+    std::cout << "demo FAILED: no planted-bug scenario in " << library << "/canaries" << std::endl;
+    return exit_failed;
+  }
+  for (const std::string& file : canaries) {
+    if (const int rc = demo_planted_bug(file, record_dir); rc != exit_held) return rc;
+  }
+  std::cout << "demo ok: every scenario and program held on every seed; every planted bug was caught and "
+               "replayed byte for byte"
+            << std::endl;
   return exit_held;
 }
 
@@ -525,8 +611,13 @@ int main(int argc, char** argv) {
   add_run_flags(*det, det_opts, false);
 
   std::string demo_dir = ".";
-  auto* demo = app.add_subcommand("demo", "the quick start: every program clean, every planted bug found and replayed");
+  std::string demo_library = "scenarios";
+  std::string demo_seeds = "200";
+  auto* demo = app.add_subcommand(
+      "demo", "the main job: explore the scenario library and the programs, then catch and replay planted bugs");
   demo->add_option("--record-dir", demo_dir, "where the demo writes its failure records");
+  demo->add_option("--library", demo_library, "the scenario library (its canaries/ holds the planted bugs)");
+  demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario, program and strategy (default 200)");
 
   auto* list = app.add_subcommand("programs", "list the simulated programs");
 
@@ -555,7 +646,7 @@ int main(int argc, char** argv) {
     if (*explore) return cmd_explore(explore_opts);
     if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
     if (*det) return cmd_check_determinism(det_opts);
-    if (*demo) return cmd_demo(demo_dir);
+    if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
     if (*list) {
       for (const auto& [name, p] : programs()) std::cout << name << ": " << p.description << "\n";
       return exit_held;

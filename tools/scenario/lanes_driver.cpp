@@ -166,8 +166,11 @@ void drive(runtime& rt, const scenario& s) {
   lane_oracle_settings os;
   os.capacity = sys.capacity;
   os.enabled = s.oracles;
-  if (const auto v = check_lane_log(st->log.events(), os)) sim::check(false, v->oracle, v->message);
-  sim::check(settled || !must_close, "liveness",
+  if (const auto v = check_lane_log(st->log.events(), os)) {
+    if (v->oracle == "liveness") sim::check_liveness(false, v->oracle, v->message);
+    sim::check(false, v->oracle, v->message);
+  }
+  sim::check_liveness(settled || !must_close, "liveness",
              std::to_string(open_before_drop) + " lanes still open " + std::to_string(s.liveness_ns) +
                  "ns after the workload, with idle_ttl_ns set or the router dropped");
 

@@ -125,6 +125,8 @@ expect record_directory 2 "--record adir: expected a file, found a directory" --
 expect record_dev_full 2 "--record /dev/full: cannot write it" -- "$L" explore --record /dev/full
 expect record_dir_empty 2 "--record-dir: expected a directory, found ''" -- "$L" demo --record-dir ''
 expect record_dir_missing 2 "--record-dir nodir: no such directory" -- "$L" demo --record-dir nodir
+expect demo_library_missing 2 "nolib: cannot list the directory" -- "$L" demo --library nolib
+expect demo_seeds_zero 2 "--seeds: expected a decimal integer from 1 to 1000000, found '0'" -- "$L" demo --seeds 0
 # A record that cannot be written after the run (the directory went away):
 # the failure, seed and rerun command are printed, the exit code stays 1.
 mkdir gone

@@ -141,5 +141,10 @@ name=bad_record_prints_nothing cases=$((cases + 1))
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['program']='velo'; json.dump(d,open('both.json','w'))" elsewhere/rec.json
 expect bad_record_program_and_scenario 2 "both.json: /program: expected no program or options in a scenario record" -- "$L" replay both.json
 
+# --- liveness is its own verdict (exit 3, like a deadlock) --------------------
+# A consumer slower than the liveness budget: items are still queued when it ends.
+mk slow.json 'd["behaviour"]["consumer"]["duration_ns"]=5000000; d["liveness_ns"]=1000'
+expect liveness_exit_3 3 "FAILED liveness: liveness oracle 'liveness' failed" -- "$L" run slow.json --seed 1
+
 echo "scenario_cli: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]
