@@ -19,8 +19,8 @@ inline constexpr int exit_bad_input = 2;
 inline constexpr int exit_liveness = 3;
 /// Nondeterminism: a replay that diverged, a determinism check that differed.
 inline constexpr int exit_nondeterminism = 4;
-/// What sanitizer builds exit with on a report (ASAN_OPTIONS / UBSAN_OPTIONS
-/// exitcode=, set by tools/dev and ctest): a code no run uses.
+/// What sanitizer builds exit with on a report (their default options, linked
+/// into every executable: tools/sanitizer_exit_code.cpp): a code no run uses.
 inline constexpr int exit_sanitizer = 86;
 
 /// The exit code a failed run of this kind gives.

@@ -577,7 +577,7 @@ constexpr const char* exit_code_table =
     "      what was expected), or an output file that could not be written\n"
     "  3   liveness: a deadlock, or the step or virtual-time budget ran out\n"
     "  4   nondeterminism: a replay that diverged, check-determinism runs that differed\n"
-    "  86  a sanitizer report (sanitizer builds, with ASAN_OPTIONS/UBSAN_OPTIONS exitcode=86)\n"
+    "  86  a sanitizer report (sanitizer builds link in exitcode=86)\n"
     "  128+N  the process died of signal N (a crash in the code under test); stderr\n"
     "      names the run and the command that reruns it";
 
