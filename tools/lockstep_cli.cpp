@@ -575,7 +575,7 @@ constexpr const char* exit_code_table =
     "      (replay: the recorded failure reproduced, same trace hash, same decisions)\n"
     "  2   bad input or usage (one line naming the flag or file, the JSON pointer and\n"
     "      what was expected), or an output file that could not be written\n"
-    "  3   liveness: a deadlock, or the step or virtual-time budget ran out\n"
+    "  3   liveness: a deadlock, the step or virtual-time budget, a liveness oracle\n"
     "  4   nondeterminism: a replay that diverged, check-determinism runs that differed\n"
     "  86  a sanitizer report (sanitizer builds link in exitcode=86)\n"
     "  128+N  the process died of signal N (a crash in the code under test); stderr\n"
