@@ -81,10 +81,7 @@ void stack_pool::trim_if_idle(std::size_t keep_slabs) {
     char* region = slabs_[i / stacks_per_slab].base + (i % stacks_per_slab) * stride_;
     free_.push_back({region + stride_, (i % colours) * colour_step});
   }
-  if (mprotect_guards_ > carved_) mprotect_guards_ = carved_;
 }
-
-std::size_t stack_pool::mappings() const { return slabs_.size() + 2 * mprotect_guards_; }
 
 void stack_pool::exhausted(const char* call, int error) const {
   std::string msg = "out of fiber stacks: " + std::string(call) + " failed (" + std::strerror(error) +
@@ -110,7 +107,6 @@ void stack_pool::guard(char* page_start) {
     guard_markers_work = false;
   }
   if (::mprotect(page_start, page, PROT_NONE) != 0) exhausted("mprotect (guard page)", errno);
-  ++mprotect_guards_;
 }
 
 boost::context::stack_context stack_pool::allocate() {

@@ -48,12 +48,6 @@ class stack_pool {
 
   /// Stacks ever carved (live + pooled); for tests and benchmarks.
   [[nodiscard]] std::size_t mapped() const { return carved_; }
-  /// Mappings the pool holds (slabs, plus the splits mprotect guards cause).
-  [[nodiscard]] std::size_t mappings() const;
-  /// Usable bytes of each stack.
-  [[nodiscard]] std::size_t stack_bytes() const { return usable_; }
-  /// Stacks handed out and not yet returned.
-  [[nodiscard]] std::size_t in_use() const { return in_use_; }
   /// With no stack in use, unmaps every slab past the first `keep_slabs`,
   /// so one huge run does not pin its memory for the thread's lifetime.
   void trim_if_idle(std::size_t keep_slabs = 4);
@@ -76,8 +70,7 @@ class stack_pool {
   std::size_t stride_;  // guard page + usable bytes
   std::vector<slab> slabs_;
   std::size_t carved_ = 0;         // stacks handed out of slabs so far
-  std::size_t in_use_ = 0;
-  std::size_t mprotect_guards_ = 0;  // guards that split a mapping (old kernels)
+  std::size_t in_use_ = 0;  // handed out, not yet returned: trim only when 0
   std::vector<free_stack> free_;
 };
 

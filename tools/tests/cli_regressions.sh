@@ -10,42 +10,15 @@
 # `asan`: the binary is an ASan build (a planted segfault then ends in ASan's
 # report and exit 86, not SIGSEGV).
 set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 L=$(realpath "$1")
 asan=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 ulimit -c 0
-failures=0
-cases=0
-
-fail() {
-  echo "FAIL [$name]: $*"
-  echo "  stdout: $(head -c 600 out)"
-  echo "  stderr: $(head -c 600 err)"
-  failures=$((failures + 1))
-}
-
-# expect NAME RC TEXT -- CMD...: CMD exits RC and TEXT is in its stderr (or,
-# for runs, stdout); a bad input (RC 2) prints exactly one line on stderr.
-expect() {
-  name=$1 rc=$2 text=$3
-  shift 4
-  cases=$((cases + 1))
-  timeout 120 "$@" >out 2>err  # a hang (a FIFO opened for reading) fails the case
-  local got=$?
-  if [ "$got" -ne "$rc" ]; then
-    fail "exit code $got, expected $rc"
-    return
-  fi
-  if ! grep -qF -- "$text" err && ! grep -qF -- "$text" out; then
-    fail "output does not contain: $text"
-    return
-  fi
-  if [ "$rc" -eq 2 ] && [ "$(wc -l <err)" -ne 1 ]; then
-    fail "expected one line on stderr, got $(wc -l <err)"
-  fi
-}
+case_timeout=120
+source "$here/expect.sh"
 
 deep() {  # n open brackets, then n closing ones
   printf '%*s' "$1" '' | tr ' ' '['

@@ -13,41 +13,14 @@
 #
 #   scenario_cli.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 L=$(realpath "$1")
 S=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-failures=0
-cases=0
-
-fail() {
-  echo "FAIL [$name]: $*"
-  echo "  stdout: $(tail -c 600 out)"
-  echo "  stderr: $(head -c 600 err)"
-  failures=$((failures + 1))
-}
-
-# expect NAME RC TEXT -- CMD...: CMD exits RC and TEXT is in its stdout or
-# stderr; a bad input (RC 2) prints exactly one line on stderr.
-expect() {
-  name=$1 rc=$2 text=$3
-  shift 4
-  cases=$((cases + 1))
-  timeout 300 "$@" >out 2>err
-  local got=$?
-  if [ "$got" -ne "$rc" ]; then
-    fail "exit code $got, expected $rc"
-    return
-  fi
-  if ! grep -qF -- "$text" err && ! grep -qF -- "$text" out; then
-    fail "output does not contain: $text"
-    return
-  fi
-  if [ "$rc" -eq 2 ] && [ "$(wc -l <err)" -ne 1 ]; then
-    fail "expected one line on stderr, got $(wc -l <err)"
-  fi
-}
+case_timeout=300
+source "$here/expect.sh"
 
 # --- (a) the library holds --------------------------------------------------
 library=0
