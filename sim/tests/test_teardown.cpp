@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/sanitizer.hpp"  // LOCKSTEP_HAS_ASAN / _TSAN, for g++ and clang alike
 #include "sim/tests/sim_test_util.hpp"
 
 using namespace lockstep::sim;
@@ -191,7 +192,7 @@ BOOST_AUTO_TEST_CASE(forty_thousand_live_fibers_fit_where_two_mappings_a_stack_d
   // Regression: each stack was a mapping plus an mprotect'ed guard, and
   // vm.max_map_count (65,530) ended a run near 32,745 live fibers with a
   // crash. Slabs with guard markers hold them in a few hundred mappings.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKSTEP_HAS_ASAN)
   const int fibers = 4'000;  // ASan poisons each stack; keep the test quick
 #else
   const int fibers = 40'000;
@@ -214,7 +215,7 @@ BOOST_AUTO_TEST_CASE(forty_thousand_live_fibers_fit_where_two_mappings_a_stack_d
   BOOST_TEST(woke == fibers);
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(LOCKSTEP_HAS_ASAN) && !defined(LOCKSTEP_HAS_TSAN)
 BOOST_AUTO_TEST_CASE(running_out_of_address_space_fails_the_run_as_resource_exhausted) {
   // A child process with a small address-space limit: mapping stacks fails
   // after a few, and the run must report it, not crash. (Sanitizers reserve
