@@ -33,11 +33,20 @@ namespace lockstep {
 
 using class_id = std::uint32_t;
 
+/// Deliberately broken scheduler variants, for the scenario canaries only
+/// (scenarios/canaries/): each differs from the real scheduler by one defect.
+struct scheduler_canary {
+    bool lifo_per_key = false;      ///< a key's new item goes to the front of its FIFO
+    bool ignore_budget = false;     ///< next() dispatches past max_inflight
+    bool refile_to_front = false;   ///< a completed key jumps to the front of its ring
+};
+
 /// Limits of one scheduler; the number of classes is max_inflight.size().
 struct scheduler_config {
     std::vector<std::size_t> max_inflight;
     std::size_t max_pending = 4096;
     std::int64_t evict_after_ns = 60'000'000'000;
+    scheduler_canary canary;
 };
 
 /// Gauges, as a shard publishes them on each tick.
@@ -91,6 +100,12 @@ public:
         const bool was_empty = e.size == 0;
         if (was_empty) {
             e.head = n;
+        } else if (cfg_.canary.lifo_per_key) {
+            nodes_[n].next = e.head;
+            e.head = n;
+            ++e.size;
+            ++pending_;
+            return;
         } else {
             nodes_[e.tail].next = n;
         }
@@ -111,7 +126,7 @@ public:
     std::optional<dispatch> next(class_id cls, std::int64_t now_ns) {
         require_class(cls, "scheduler::next");
         std::deque<slot>& ring = rings_[cls];
-        while (inflight_[cls] < cfg_.max_inflight[cls] && !ring.empty()) {
+        while ((inflight_[cls] < cfg_.max_inflight[cls] || cfg_.canary.ignore_budget) && !ring.empty()) {
             const slot s = ring.front();
             ring.pop_front();
             entry& e = s->second;
@@ -160,6 +175,10 @@ public:
         if (e.state) {
             ++resident_;
             e.last_use_ns = now_ns;
+        }
+        if (cfg_.canary.refile_to_front && e.size > 0) {
+            rings_[nodes_[e.head].value->cls].push_front(s);
+            return;
         }
         refile(s);
     }

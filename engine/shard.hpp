@@ -50,6 +50,8 @@ namespace lockstep {
 struct shard_canary {
     bool skip_final_flush = false;          ///< exit without flushing resident state
     bool keep_expired_request_ids = false;  ///< leak an expired item's request id
+    bool lose_expired = false;              ///< shed an expired item without on_expired
+    bool ignore_pending_cap = false;        ///< admit from the mailbox past max_pending
 };
 
 /// How a shard runs; defaults follow the seed's ShardConfig::new.
@@ -191,7 +193,9 @@ private:
             if (e->second.request_id && !cfg_.canary.keep_expired_request_ids) {
                 live_.erase({e->first, *e->second.request_id});
             }
-            common_->processor.on_expired(e->first, std::move(e->second.work));
+            if (!cfg_.canary.lose_expired) {
+                common_->processor.on_expired(e->first, std::move(e->second.work));
+            }
         }
         return shed;
     }
@@ -211,7 +215,7 @@ private:
                     }
                     break;
                 case 1:
-                    if (open_ && !book_.is_saturated()) {
+                    if (open_ && (!book_.is_saturated() || cfg_.canary.ignore_pending_cap)) {
                         recv_outcome<mail> r = mail_rx_.try_recv();
                         if (r.status == recv_status::item) {
                             admit_ready(std::move(*r.item), now);
@@ -282,7 +286,7 @@ private:
         // Only what is already queued, and a bounded amount of it, so a burst of
         // arrivals delays completion harvesting by at most admit_batch items.
         for (std::size_t n = 1; n < std::max<std::size_t>(cfg_.admit_batch, 1); ++n) {
-            if (book_.is_saturated()) {
+            if (book_.is_saturated() && !cfg_.canary.ignore_pending_cap) {
                 break;
             }
             recv_outcome<mail> r = mail_rx_.try_recv();

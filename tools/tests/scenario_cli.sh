@@ -77,8 +77,8 @@ printf '{"lockstep": 1, "lockstep": 1}' >duplicate.json
 expect bad_duplicate_key 2 "duplicate.json: /lockstep: expected each key at most once" -- "$L" run duplicate.json
 mk unknown.json 'd["system"]["lanes"]["ttl"]=5'
 expect bad_unknown_field 2 "unknown.json: /system/lanes/ttl: expected one of canary, capacity, idle_ttl_ns, placement (unknown field)" -- "$L" run unknown.json
-mk shards.json 'd["system"]["shards"]={}'
-expect bad_unknown_component 2 "shards.json: /system/shards: expected one of cores, lanes (unknown field)" -- "$L" run shards.json
+mk flights.json 'd["system"]["single_flight"]={}'
+expect bad_unknown_component 2 "flights.json: /system/single_flight: expected one of cores, lanes, shards (unknown field)" -- "$L" run flights.json
 mk wrongtype.json 'd["system"]["cores"]="two"'
 expect bad_wrong_type 2 'wrongtype.json: /system/cores: expected an integer from 1 to 64, found "two"' -- "$L" run wrongtype.json
 mk missing.json 'del d["system"]["lanes"]["capacity"]'
@@ -87,8 +87,10 @@ mk range.json 'd["system"]["lanes"]["idle_ttl_ns"]=0'
 expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an integer from 1 to 3600000000000 (ns) or null (lanes never reap), found 0" -- "$L" run range.json
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
-mk oracle.json 'd["oracles"]=["per_key_order","fairness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", found "fairness"' -- "$L" run oracle.json
+mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", found "liveliness"' -- "$L" run oracle.json
+mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
+expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
 expect bad_step_component 2 "nolanes.json: /workload/actors/0/steps/0/route: expected a step on a component present in /system (route needs /system/lanes), found no lanes" -- "$L" run nolanes.json
 mk core.json 'd["workload"]["actors"][1]["core"]=2'
