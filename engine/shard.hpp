@@ -52,6 +52,7 @@ struct shard_canary {
     bool keep_expired_request_ids = false;  ///< leak an expired item's request id
     bool lose_expired = false;              ///< shed an expired item without on_expired
     bool ignore_pending_cap = false;        ///< admit from the mailbox past max_pending
+    bool complete_before_process = false;   ///< report an item done before process() runs
 };
 
 /// How a shard runs; defaults follow the seed's ShardConfig::new.
@@ -103,7 +104,8 @@ public:
           mail_rx_(std::move(rx)) {
         auto done = completions::unbounded(rt);
         done_rx_ = std::move(done.second);
-        common_ = std::make_shared<common>(common{std::move(processor), std::move(done.first)});
+        common_ = std::make_shared<common>(
+            common{std::move(processor), std::move(done.first), cfg_.canary.complete_before_process});
         mail_rx_.attach(wake_);
         done_rx_.attach(wake_);
     }
@@ -168,6 +170,7 @@ private:
     struct common {
         P processor;
         typename completions::sender done;
+        bool complete_before_process = false;  // shard_canary: only the canary sets it
     };
 
     // --- turn steps ----------------------------------------------------------
@@ -366,6 +369,21 @@ private:
 
     /// One dispatched item, start to finish, on its own fiber.
     static void run_item(common& shared, dispatch d) {
+        if (shared.complete_before_process) {
+            // The canary frees the key's slot at once, so the key's next item
+            // can dispatch while this one is still in process().
+            (void)shared.done.send(
+                outcome{ran{d.key, d.cls, std::nullopt, d.payload.request_id, std::nullopt, false, {}}});
+            try {
+                (void)shared.processor.process(d.key, std::move(d.state), std::move(d.payload.work));
+            } catch (const fiber_cancelled&) {
+                throw;
+            } catch (const run_aborted&) {
+                throw;
+            } catch (...) {
+            }
+            return;
+        }
         ran r{d.key, d.cls, std::nullopt, std::move(d.payload.request_id), std::nullopt, false, {}};
         // A throw must not unwind the reactor: it would strand every key of the
         // shard and the in-flight accounting. The state moved in is gone either

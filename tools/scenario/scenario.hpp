@@ -64,6 +64,7 @@ enum class shards_canary : std::uint8_t {
   lifo_per_key,
   ignore_budget,
   refile_to_front,
+  complete_before_process,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),

@@ -42,6 +42,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"lifo_per_key", shards_canary::lifo_per_key},
       {"ignore_budget", shards_canary::ignore_budget},
       {"refile_to_front", shards_canary::refile_to_front},
+      {"complete_before_process", shards_canary::complete_before_process},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

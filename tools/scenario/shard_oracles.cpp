@@ -115,6 +115,11 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
   std::map<std::uint64_t, std::size_t> held;                                                       // shard -> items
   std::map<std::pair<std::uint64_t, std::uint64_t>, int> passed_over;                              // (waiting, served)
 
+  // The key had its turn: it no longer waits on anyone.
+  auto served = [&](std::uint64_t key) {
+    passed_over.erase(passed_over.lower_bound({key, 0}),
+                      passed_over.upper_bound({key, std::numeric_limits<std::uint64_t>::max()}));
+  };
   auto hold = [&](const shard_event& e, std::size_t n) {
     const std::size_t now = ++held[e.shard];
     if (now > bound) {
@@ -187,9 +192,7 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         }
         in_order(last_dispatched, e, n, "dispatched");
         // Fairness, for classes whose budget of 1 makes the log exact enough.
-        // The key was served: it no longer waits on anyone.
-        passed_over.erase(passed_over.lower_bound({e.key, 0}),
-                          passed_over.upper_bound({e.key, std::numeric_limits<std::uint64_t>::max()}));
+        served(e.key);
         if (e.cls < s.max_inflight.size() && s.max_inflight[e.cls] == 1) {
           for (const auto& [key, key_items] : shard_keys[e.shard]) {
             if (key == e.key) continue;
@@ -224,6 +227,9 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         break;
       }
       case K::expired:
+        // Shedding an expired head is the key's turn (it goes to the back of
+        // its ring), so it no longer counts as passed over.
+        served(e.key);
         leave(e, n, "expired");
         if (submitted.count(e.item) != 0) release(e);
         in_order(last_expired, e, n, "expired");

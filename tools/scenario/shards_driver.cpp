@@ -183,6 +183,7 @@ shard_config config_of(const shards_system& sys) {
     case shards_canary::lifo_per_key: cfg.scheduler.canary.lifo_per_key = true; break;
     case shards_canary::ignore_budget: cfg.scheduler.canary.ignore_budget = true; break;
     case shards_canary::refile_to_front: cfg.scheduler.canary.refile_to_front = true; break;
+    case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
   }
   return cfg;
 }
