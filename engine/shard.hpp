@@ -53,6 +53,7 @@ struct shard_canary {
     bool lose_expired = false;              ///< shed an expired item without on_expired
     bool ignore_pending_cap = false;        ///< admit from the mailbox past max_pending
     bool complete_before_process = false;   ///< report an item done before process() runs
+    scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
 /// How a shard runs; defaults follow the seed's ShardConfig::new.
@@ -99,7 +100,7 @@ public:
         : rt_(rt),
           cfg_(std::move(cfg)),
           stats_(std::move(stats)),
-          book_(cfg_.scheduler),
+          book_(cfg_.scheduler, cfg_.canary.scheduler),
           wake_(rt),
           mail_rx_(std::move(rx)) {
         auto done = completions::unbounded(rt);

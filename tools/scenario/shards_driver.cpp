@@ -180,9 +180,9 @@ shard_config config_of(const shards_system& sys) {
     case shards_canary::keep_expired_request_ids: cfg.canary.keep_expired_request_ids = true; break;
     case shards_canary::lose_expired: cfg.canary.lose_expired = true; break;
     case shards_canary::ignore_pending_cap: cfg.canary.ignore_pending_cap = true; break;
-    case shards_canary::lifo_per_key: cfg.scheduler.canary.lifo_per_key = true; break;
-    case shards_canary::ignore_budget: cfg.scheduler.canary.ignore_budget = true; break;
-    case shards_canary::refile_to_front: cfg.scheduler.canary.refile_to_front = true; break;
+    case shards_canary::lifo_per_key: cfg.canary.scheduler.lifo_per_key = true; break;
+    case shards_canary::ignore_budget: cfg.canary.scheduler.ignore_budget = true; break;
+    case shards_canary::refile_to_front: cfg.canary.scheduler.refile_to_front = true; break;
     case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
   }
   return cfg;
