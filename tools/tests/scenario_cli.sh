@@ -187,6 +187,14 @@ expect bad_two_components 2 "s_both.json: /system/shards: expected one component
 expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy pct" -- \
   "$L" explore "$S/shards_panic_contained_fifo.json" --strategy pct --seeds 2
 
+# PanicPolicy::Abort: the seed's other policy. A panic ends the run (exit 1,
+# an abort, not an oracle), where the bundled shards_panic_contained_fifo.json
+# shows the same workload contained.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['shards']['panic_policy']='abort'; del d['expect']; json.dump(d,open('abort.json','w'))" \
+  "$S/shards_panic_contained_fifo.json"
+expect panic_policy_abort 1 "FAILED abort: fiber 1 'shard.0' aborted the run: shard: process() panicked (panic_policy::abort)" -- \
+  "$L" run abort.json --seed 1
+
 # --- liveness is its own verdict (exit 3, like a deadlock) --------------------
 # A consumer slower than the liveness budget: items are still queued when it ends.
 mk slow.json 'd["behaviour"]["consumer"]["duration_ns"]=5000000; d["liveness_ns"]=1000'
