@@ -33,6 +33,15 @@ namespace lockstep {
 
 using class_id = std::uint32_t;
 
+/// Deliberately broken scheduler variants, for the scenario canaries only
+/// (scenarios/canaries/): each differs from the real scheduler by one defect.
+/// Kept out of scheduler_config so that every aggregate of it stays complete.
+struct scheduler_canary {
+    bool lifo_per_key = false;      ///< a key's new item goes to the front of its FIFO
+    bool ignore_budget = false;     ///< next() dispatches past max_inflight
+    bool refile_to_front = false;   ///< a completed key jumps to the front of its ring
+};
+
 /// Limits of one scheduler; the number of classes is max_inflight.size().
 struct scheduler_config {
     std::vector<std::size_t> max_inflight;
@@ -60,7 +69,8 @@ public:
     };
 
     /// Throws std::invalid_argument naming the field on zero classes or a zero budget.
-    explicit scheduler(scheduler_config cfg) : cfg_(std::move(cfg)) {
+    explicit scheduler(scheduler_config cfg, scheduler_canary canary = {})
+        : cfg_(std::move(cfg)), canary_(canary) {
         if (cfg_.max_inflight.empty()) {
             throw std::invalid_argument("scheduler_config.max_inflight: needs at least one class");
         }
@@ -91,6 +101,12 @@ public:
         const bool was_empty = e.size == 0;
         if (was_empty) {
             e.head = n;
+        } else if (canary_.lifo_per_key) {
+            nodes_[n].next = e.head;
+            e.head = n;
+            ++e.size;
+            ++pending_;
+            return;
         } else {
             nodes_[e.tail].next = n;
         }
@@ -111,7 +127,7 @@ public:
     std::optional<dispatch> next(class_id cls, std::int64_t now_ns) {
         require_class(cls, "scheduler::next");
         std::deque<slot>& ring = rings_[cls];
-        while (inflight_[cls] < cfg_.max_inflight[cls] && !ring.empty()) {
+        while ((inflight_[cls] < cfg_.max_inflight[cls] || canary_.ignore_budget) && !ring.empty()) {
             const slot s = ring.front();
             ring.pop_front();
             entry& e = s->second;
@@ -160,6 +176,10 @@ public:
         if (e.state) {
             ++resident_;
             e.last_use_ns = now_ns;
+        }
+        if (canary_.refile_to_front && e.size > 0) {
+            rings_[nodes_[e.head].value->cls].push_front(s);
+            return;
         }
         refile(s);
     }
@@ -328,6 +348,7 @@ private:
     }
 
     scheduler_config cfg_;
+    scheduler_canary canary_;
     table keys_;
     std::vector<node> nodes_;
     std::size_t free_ = none;

@@ -50,6 +50,10 @@ namespace lockstep {
 struct shard_canary {
     bool skip_final_flush = false;          ///< exit without flushing resident state
     bool keep_expired_request_ids = false;  ///< leak an expired item's request id
+    bool lose_expired = false;              ///< shed an expired item without on_expired
+    bool ignore_pending_cap = false;        ///< admit from the mailbox past max_pending
+    bool complete_before_process = false;   ///< report an item done before process() runs
+    scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
 /// How a shard runs; defaults follow the seed's ShardConfig::new.
@@ -96,12 +100,13 @@ public:
         : rt_(rt),
           cfg_(std::move(cfg)),
           stats_(std::move(stats)),
-          book_(cfg_.scheduler),
+          book_(cfg_.scheduler, cfg_.canary.scheduler),
           wake_(rt),
           mail_rx_(std::move(rx)) {
         auto done = completions::unbounded(rt);
         done_rx_ = std::move(done.second);
-        common_ = std::make_shared<common>(common{std::move(processor), std::move(done.first)});
+        common_ = std::make_shared<common>(
+            common{std::move(processor), std::move(done.first), cfg_.canary.complete_before_process});
         mail_rx_.attach(wake_);
         done_rx_.attach(wake_);
     }
@@ -166,6 +171,7 @@ private:
     struct common {
         P processor;
         typename completions::sender done;
+        bool complete_before_process = false;  // shard_canary: only the canary sets it
     };
 
     // --- turn steps ----------------------------------------------------------
@@ -191,7 +197,9 @@ private:
             if (e->second.request_id && !cfg_.canary.keep_expired_request_ids) {
                 live_.erase({e->first, *e->second.request_id});
             }
-            common_->processor.on_expired(e->first, std::move(e->second.work));
+            if (!cfg_.canary.lose_expired) {
+                common_->processor.on_expired(e->first, std::move(e->second.work));
+            }
         }
         return shed;
     }
@@ -211,7 +219,7 @@ private:
                     }
                     break;
                 case 1:
-                    if (open_ && !book_.is_saturated()) {
+                    if (open_ && (!book_.is_saturated() || cfg_.canary.ignore_pending_cap)) {
                         recv_outcome<mail> r = mail_rx_.try_recv();
                         if (r.status == recv_status::item) {
                             admit_ready(std::move(*r.item), now);
@@ -282,7 +290,7 @@ private:
         // Only what is already queued, and a bounded amount of it, so a burst of
         // arrivals delays completion harvesting by at most admit_batch items.
         for (std::size_t n = 1; n < std::max<std::size_t>(cfg_.admit_batch, 1); ++n) {
-            if (book_.is_saturated()) {
+            if (book_.is_saturated() && !cfg_.canary.ignore_pending_cap) {
                 break;
             }
             recv_outcome<mail> r = mail_rx_.try_recv();
@@ -362,6 +370,21 @@ private:
 
     /// One dispatched item, start to finish, on its own fiber.
     static void run_item(common& shared, dispatch d) {
+        if (shared.complete_before_process) {
+            // The canary frees the key's slot at once, so the key's next item
+            // can dispatch while this one is still in process().
+            (void)shared.done.send(
+                outcome{ran{d.key, d.cls, std::nullopt, d.payload.request_id, std::nullopt, false, {}}});
+            try {
+                (void)shared.processor.process(d.key, std::move(d.state), std::move(d.payload.work));
+            } catch (const fiber_cancelled&) {
+                throw;
+            } catch (const run_aborted&) {
+                throw;
+            } catch (...) {
+            }
+            return;
+        }
         ran r{d.key, d.cls, std::nullopt, std::move(d.payload.request_id), std::nullopt, false, {}};
         // A throw must not unwind the reactor: it would strand every key of the
         // shard and the in-flight accounting. The state moved in is gone either

@@ -24,7 +24,7 @@
 #include "tools/failure_record.hpp"
 #include "tools/output_file.hpp"
 #include "tools/programs.hpp"
-#include "tools/scenario/lanes_driver.hpp"
+#include "tools/scenario/run_scenario.hpp"
 #include "tools/scenario/scenario_reader.hpp"
 #include "tools/strict_json.hpp"
 
@@ -188,7 +188,7 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 }
 
 sim::run_result run_once(const prepared& p, const sim::run_config& c) {
-  if (p.scen) return sim::run(c, [&](sim::runtime& rt) { scenario::run_lanes_scenario(rt, *p.scen); });
+  if (p.scen) return sim::run(c, [&](sim::runtime& rt) { scenario::run_scenario(rt, *p.scen); });
   return sim::run(c, [&](sim::runtime& rt) { p.prog->run(rt, p.options); });
 }
 

@@ -30,13 +30,9 @@
 #include <vector>
 
 #include "tools/scenario/lane_events.hpp"
+#include "tools/scenario/violation.hpp"
 
 namespace lockstep::scenario {
-
-struct violation {
-  std::string oracle;
-  std::string message;
-};
 
 struct lane_oracle_settings {
   std::optional<std::size_t> capacity;

@@ -1,7 +1,8 @@
 // tools/scenario/scenario.hpp — a scenario file (format version 1) as typed
 // values, after the reader (scenario_reader.hpp) has checked it against the
-// schema and the rules the schema cannot express. Only the lane router is
-// implemented in this version; the schema refuses every other component.
+// schema and the rules the schema cannot express. A system holds the lane
+// router (velo) or the shard scheduler (grommet); composing them, and the
+// single-flight table, are not implemented yet and the schema refuses them.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +26,15 @@ struct key_spec {
 };
 
 struct step {
-  enum class kind : std::uint8_t { route, sleep, drop_router };
+  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown };
   kind what = kind::sleep;
-  key_spec key;               ///< route
-  std::uint64_t count = 1;    ///< route: items routed by this step
-  std::uint64_t gap_ns = 0;   ///< route: pause between them (0: back to back)
+  key_spec key;               ///< route, submit, try_submit
+  std::uint64_t count = 1;    ///< route, submit, try_submit: items sent by this step
+  std::uint64_t gap_ns = 0;   ///< route, submit, try_submit: pause between them (0: back to back)
   std::uint64_t sleep_ns = 0; ///< sleep
+  std::uint32_t cls = 0;                    ///< submit, try_submit: the item's class
+  std::optional<std::int64_t> ttl_ns;       ///< submit, try_submit: time to live (none: forever)
+  std::optional<key_spec> request_id;       ///< submit, try_submit: fixed or drawn per item
 };
 
 struct actor {
@@ -49,15 +53,95 @@ struct lanes_system {
   lanes_canary canary = lanes_canary::none;
 };
 
+/// A planted bug in the shard scheduler (engine/shard.hpp's shard_canary,
+/// engine/scheduler.hpp's scheduler_canary): each names the one defect.
+enum class shards_canary : std::uint8_t {
+  none,
+  skip_final_flush,
+  keep_expired_request_ids,
+  lose_expired,
+  ignore_pending_cap,
+  lifo_per_key,
+  ignore_budget,
+  refile_to_front,
+  complete_before_process,
+};
+
+/// The shard scheduler: `count` shards behind one router (engine/router.hpp),
+/// shard i on core i % cores. Defaults follow the seed's ShardConfig::new.
+struct shards_system {
+  std::size_t count = 1;
+  std::vector<std::size_t> max_inflight;  ///< one per class
+  std::size_t max_pending = 4096;
+  std::int64_t evict_after_ns = 60'000'000'000;
+  std::size_t admit_batch = 64;
+  std::int64_t tick_ns = 1'000'000'000;
+  std::size_t mailbox_capacity = 64;
+  bool coalesce_duplicates = false;
+  bool panic_abort = false;  ///< panic_policy "abort": a panic ends the run
+  shards_canary canary = shards_canary::none;
+};
+
+/// What process() does with the key's state when it succeeds.
+enum class state_model : std::uint8_t {
+  accumulate,  ///< keep(previous + 1), the seed's Recorder
+  keep,        ///< keep(the item's run-wide id): the last writer wins
+  drop,        ///< drop(): every dispatch reloads
+};
+
+enum class outcome_kind : std::uint8_t { ok, error_clean, error_in_doubt, panic };
+
+/// One rule of behaviour.processor.outcomes; the first that matches a call wins.
+struct outcome_rule {
+  enum class when : std::uint8_t { key, nth_call, percent };
+  when on = when::key;
+  std::uint64_t value = 0;  ///< the key, the run-wide call number (from 1), or the percent
+  outcome_kind outcome = outcome_kind::ok;
+};
+
+struct processor_behaviour {
+  duration duration_ns;
+  state_model state = state_model::accumulate;
+  std::vector<outcome_rule> outcomes;
+};
+
+/// One process() call as the seed's Log records it: the key and the state it saw.
+struct processed_entry {
+  std::uint64_t key = 0;
+  std::optional<std::uint64_t> state;
+  bool operator==(const processed_entry&) const = default;
+};
+
+/// One on_evict call: the key and the state it flushed.
+struct flushed_entry {
+  std::uint64_t key = 0;
+  std::uint64_t value = 0;
+  bool operator==(const flushed_entry&) const = default;
+};
+
 /// Exact counts, checked only under the fifo strategy.
 struct expectations {
   std::optional<std::uint64_t> handled, refused, lanes_created, lanes_closed;
+  // Shards: the processed and flushed logs in order, and the shards' counters
+  // (summed over shards) plus the items try_submit or submit handed back.
+  std::optional<std::vector<processed_entry>> processed;
+  std::optional<std::vector<flushed_entry>> flushed;
+  std::optional<std::uint64_t> started, completed, failed, in_doubt, panicked, coalesced, expired, evicted,
+      handed_back;
 };
 
-/// Every oracle name this version knows, in the order they are checked.
+/// The lane router's oracle names, in the order they are checked.
 inline const std::vector<std::string>& lane_oracle_names() {
   static const std::vector<std::string> names = {"per_key_order", "exactly_once", "one_lane_per_key", "capacity",
                                                  "lanes_gone"};
+  return names;
+}
+
+/// The shard scheduler's oracle names, in the order they are checked.
+inline const std::vector<std::string>& shard_oracle_names() {
+  static const std::vector<std::string> names = {"conservation", "state",       "per_key_order",
+                                                 "one_in_flight", "class_budget", "pending_cap",
+                                                 "fairness",      "request_ids"};
   return names;
 }
 
@@ -67,7 +151,9 @@ struct scenario {
   std::string about;
   std::uint32_t cores = 1;
   std::optional<lanes_system> lanes;
+  std::optional<shards_system> shards;
   duration consumer_duration;
+  processor_behaviour processor;
   std::vector<actor> actors;
   std::vector<std::string> oracles;  ///< enabled; every one when the file names none
   std::int64_t liveness_ns = 1'000'000'000;

@@ -2,6 +2,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tools/scenario/schema_check.hpp"
 #include "tools/strict_json.hpp"
@@ -31,6 +33,82 @@ key_spec key_of(const nlohmann::json& v) {
   return {0, v["random_below"].get<std::uint64_t>()};
 }
 
+shards_canary shards_canary_of(const std::string& name) {
+  static const std::pair<const char*, shards_canary> names[] = {
+      {"skip_final_flush", shards_canary::skip_final_flush},
+      {"keep_expired_request_ids", shards_canary::keep_expired_request_ids},
+      {"lose_expired", shards_canary::lose_expired},
+      {"ignore_pending_cap", shards_canary::ignore_pending_cap},
+      {"lifo_per_key", shards_canary::lifo_per_key},
+      {"ignore_budget", shards_canary::ignore_budget},
+      {"refile_to_front", shards_canary::refile_to_front},
+      {"complete_before_process", shards_canary::complete_before_process},
+  };
+  for (const auto& [n, c] : names)
+    if (name == n) return c;
+  return shards_canary::none;
+}
+
+shards_system shards_of(const nlohmann::json& j) {
+  shards_system out;
+  out.count = j["count"].get<std::size_t>();
+  for (const auto& c : j["classes"]) out.max_inflight.push_back(c["max_inflight"].get<std::size_t>());
+  out.mailbox_capacity = j["mailbox_capacity"].get<std::size_t>();
+  out.max_pending = j.value("max_pending", out.max_pending);
+  out.evict_after_ns = j.value("evict_after_ns", out.evict_after_ns);
+  out.admit_batch = j.value("admit_batch", out.admit_batch);
+  out.tick_ns = j.value("tick_ns", out.tick_ns);
+  out.coalesce_duplicates = j.value("coalesce_duplicates", false);
+  out.panic_abort = j.value("panic_policy", "contain") == "abort";
+  out.canary = shards_canary_of(j.value("canary", "none"));
+  return out;
+}
+
+outcome_kind outcome_of(const std::string& name) {
+  if (name == "error_clean") return outcome_kind::error_clean;
+  if (name == "error_in_doubt") return outcome_kind::error_in_doubt;
+  if (name == "panic") return outcome_kind::panic;
+  return outcome_kind::ok;
+}
+
+processor_behaviour processor_of(const nlohmann::json& p, const std::string& file, const std::string& at) {
+  processor_behaviour out;
+  if (p.contains("duration_ns")) out.duration_ns = duration_of(p["duration_ns"], file, at + "/duration_ns");
+  const std::string state = p.value("state", "accumulate");
+  out.state = state == "keep" ? state_model::keep : state == "drop" ? state_model::drop : state_model::accumulate;
+  if (p.contains("outcomes")) {
+    for (const auto& r : p["outcomes"]) {
+      outcome_rule rule;
+      const nlohmann::json& w = r["when"];
+      if (w.contains("key")) {
+        rule.on = outcome_rule::when::key;
+        rule.value = w["key"].get<std::uint64_t>();
+      } else if (w.contains("nth_call")) {
+        rule.on = outcome_rule::when::nth_call;
+        rule.value = w["nth_call"].get<std::uint64_t>();
+      } else {
+        rule.on = outcome_rule::when::percent;
+        rule.value = w["percent"].get<std::uint64_t>();
+      }
+      rule.outcome = outcome_of(r["outcome"].get<std::string>());
+      out.outcomes.push_back(rule);
+    }
+  }
+  return out;
+}
+
+const char* step_name(step::kind k) {
+  switch (k) {
+    case step::kind::route: return "route";
+    case step::kind::sleep: return "sleep_ns";
+    case step::kind::drop_router: return "drop_router";
+    case step::kind::submit: return "submit";
+    case step::kind::try_submit: return "try_submit";
+    case step::kind::shutdown: return "shutdown";
+  }
+  return "?";
+}
+
 }  // namespace
 
 scenario read_scenario(const nlohmann::json& doc, const std::string& file, const std::string& prefix) {
@@ -53,10 +131,15 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     if (canary == "replace_lane_on_route") lanes.canary = lanes_canary::replace_lane_on_route;
     s.lanes = lanes;
   }
-  if (doc.contains("behaviour") && doc["behaviour"].contains("consumer") &&
-      doc["behaviour"]["consumer"].contains("duration_ns")) {
-    s.consumer_duration =
-        duration_of(doc["behaviour"]["consumer"]["duration_ns"], file, prefix + "/behaviour/consumer/duration_ns");
+  if (sys.contains("shards")) s.shards = shards_of(sys["shards"]);
+  if (doc.contains("behaviour") && doc["behaviour"].contains("consumer")) {
+    if (doc["behaviour"]["consumer"].contains("duration_ns")) {
+      s.consumer_duration =
+          duration_of(doc["behaviour"]["consumer"]["duration_ns"], file, prefix + "/behaviour/consumer/duration_ns");
+    }
+  }
+  if (doc.contains("behaviour") && doc["behaviour"].contains("processor")) {
+    s.processor = processor_of(doc["behaviour"]["processor"], file, prefix + "/behaviour/processor");
   }
   std::set<std::string> names;
   const nlohmann::json& actors = doc["workload"]["actors"];
@@ -75,6 +158,7 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     for (std::size_t j = 0; j < steps.size(); ++j) {
       const nlohmann::json& st = steps[j];
       step out;
+      const std::string step_at = at + "/steps/" + std::to_string(j);
       if (st.contains("route")) {
         const nlohmann::json& r = st["route"];
         out.what = step::kind::route;
@@ -84,25 +168,79 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       } else if (st.contains("sleep_ns")) {
         out.what = step::kind::sleep;
         out.sleep_ns = st["sleep_ns"].get<std::uint64_t>();
+      } else if (st.contains("submit") || st.contains("try_submit")) {
+        out.what = st.contains("submit") ? step::kind::submit : step::kind::try_submit;
+        const nlohmann::json& r = st.contains("submit") ? st["submit"] : st["try_submit"];
+        out.key = key_of(r["key"]);
+        out.count = r.value("count", std::uint64_t{1});
+        out.gap_ns = r.value("gap_ns", std::uint64_t{0});
+        out.cls = r.value("class", std::uint32_t{0});
+        if (r.contains("ttl_ns")) out.ttl_ns = r["ttl_ns"].get<std::int64_t>();
+        if (r.contains("request_id")) out.request_id = key_of(r["request_id"]);
+      } else if (st.contains("shutdown")) {
+        out.what = step::kind::shutdown;
       } else {
         out.what = step::kind::drop_router;
       }
-      if (out.what != step::kind::sleep && !s.lanes) {
-        const std::string kind = out.what == step::kind::route ? "route" : "drop_router";
-        fail(file, at + "/steps/" + std::to_string(j) + "/" + kind,
-             "a step on a component present in /system (" + kind + " needs /system/lanes), found no lanes");
+      const bool lane_step = out.what == step::kind::route || out.what == step::kind::drop_router;
+      const bool shard_step = out.what == step::kind::submit || out.what == step::kind::try_submit ||
+                              out.what == step::kind::shutdown;
+      if ((lane_step && !s.lanes) || (shard_step && !s.shards)) {
+        const std::string kind = step_name(out.what);
+        const char* needs = lane_step ? "lanes" : "shards";
+        fail(file, step_at + "/" + kind,
+             "a step on a component present in /system (" + kind + " needs /system/" + needs + "), found no " +
+                 needs);
+      }
+      if (shard_step && out.what != step::kind::shutdown && out.cls >= s.shards->max_inflight.size()) {
+        fail(file, step_at + "/" + step_name(out.what) + "/class",
+             "a class index below the " + std::to_string(s.shards->max_inflight.size()) +
+                 " classes of /system/shards/classes, found " + std::to_string(out.cls));
       }
       act.steps.push_back(out);
     }
     s.actors.push_back(std::move(act));
   }
-  // Every component is optional in the schema, so that later versions can
-  // add shards and single-flight; a system needs at least one.
-  if (!s.lanes) fail(file, prefix + "/system", "at least one component (lanes), found " + shown(sys));
+  // Every component is optional in the schema; a system needs exactly one
+  // until composed systems (lanes feeding shards) are implemented.
+  if (!s.lanes && !s.shards) {
+    fail(file, prefix + "/system", "at least one component (lanes or shards), found " + shown(sys));
+  }
+  if (s.lanes && s.shards) {
+    fail(file, prefix + "/system/shards",
+         "one component: lanes or shards (composed systems are not implemented yet), found both");
+  }
+  if (doc.contains("behaviour")) {
+    const nlohmann::json& b = doc["behaviour"];
+    if (b.contains("consumer") && !s.lanes) {
+      fail(file, prefix + "/behaviour/consumer",
+           "behaviour for a component present in /system (consumer needs /system/lanes), found no lanes");
+    }
+    if (b.contains("processor") && !s.shards) {
+      fail(file, prefix + "/behaviour/processor",
+           "behaviour for a component present in /system (processor needs /system/shards), found no shards");
+    }
+  }
+  const std::vector<std::string>& applicable = s.lanes ? lane_oracle_names() : shard_oracle_names();
   if (doc.contains("oracles")) {
-    for (const auto& o : doc["oracles"]) s.oracles.push_back(o.get<std::string>());
+    const nlohmann::json& os = doc["oracles"];
+    for (std::size_t i = 0; i < os.size(); ++i) {
+      const std::string name = os[i].get<std::string>();
+      bool known = false;
+      std::string listed;
+      for (const auto& a : applicable) {
+        known = known || a == name;
+        listed += (listed.empty() ? "" : ", ") + a;
+      }
+      if (!known) {
+        fail(file, prefix + "/oracles/" + std::to_string(i),
+             std::string("an oracle of the ") + (s.lanes ? "lanes" : "shards") + " present in /system (" + listed +
+                 "), found " + shown(os[i]));
+      }
+      s.oracles.push_back(name);
+    }
   } else {
-    s.oracles = lane_oracle_names();
+    s.oracles = applicable;
   }
   if (doc.contains("liveness_ns")) s.liveness_ns = doc["liveness_ns"].get<std::int64_t>();
   if (doc.contains("expect")) {
@@ -115,6 +253,40 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     x.refused = opt("refused");
     x.lanes_created = opt("lanes_created");
     x.lanes_closed = opt("lanes_closed");
+    x.started = opt("started");
+    x.completed = opt("completed");
+    x.failed = opt("failed");
+    x.in_doubt = opt("in_doubt");
+    x.panicked = opt("panicked");
+    x.coalesced = opt("coalesced");
+    x.expired = opt("expired");
+    x.evicted = opt("evicted");
+    x.handed_back = opt("handed_back");
+    if (e.contains("processed")) {
+      std::vector<processed_entry> log;
+      for (const auto& p : e["processed"]) {
+        processed_entry entry{p["key"].get<std::uint64_t>(), std::nullopt};
+        if (!p["state"].is_null()) entry.state = p["state"].get<std::uint64_t>();
+        log.push_back(entry);
+      }
+      x.processed = std::move(log);
+    }
+    if (e.contains("flushed")) {
+      std::vector<flushed_entry> log;
+      for (const auto& p : e["flushed"]) log.push_back({p["key"].get<std::uint64_t>(), p["value"].get<std::uint64_t>()});
+      x.flushed = std::move(log);
+    }
+    // Each expectation names what one component counts.
+    static const char* const lane_fields[] = {"handled", "refused", "lanes_created", "lanes_closed"};
+    for (auto it = e.begin(); it != e.end(); ++it) {
+      bool is_lane = false;
+      for (const char* f : lane_fields) is_lane = is_lane || it.key() == f;
+      if (is_lane != s.lanes.has_value()) {
+        fail(file, prefix + "/expect/" + it.key(),
+             std::string("an expectation on a component present in /system (") + it.key() + " needs /system/" +
+                 (is_lane ? "lanes" : "shards") + "), found no " + (is_lane ? "lanes" : "shards"));
+      }
+    }
     s.expect = x;
   }
   return s;

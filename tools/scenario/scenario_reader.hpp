@@ -1,7 +1,8 @@
 // tools/scenario/scenario_reader.hpp — reads a scenario file: strict JSON
 // (tools/strict_json.hpp), then the JSON Schema (schema_check.hpp), then the
 // rules the schema cannot express (a core below system.cores, a range with
-// lo <= hi, distinct actor names, steps only on components the system has).
+// lo <= hi, distinct actor names, steps, behaviour, oracles and expectations
+// only for the component the system has, a class below the shards' classes).
 // Every error is one cli::input_error line naming the file, the JSON pointer
 // and what was expected. Rules that depend on the run (expect only under
 // fifo, cores given by --cores) are checked by the CLI: check_run_settings.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Goal: scenario files work end to end through the lockstep binary.
-#   (a) every bundled scenario (scenarios/*.json) holds over seeds 1..50 with
-#       random and pct on its own cores; one with `expect` holds under fifo;
+#   (a) every bundled scenario (scenarios/*.json: lanes_* and shards_*) holds
+#       over seeds 1..50 with random and pct on its own cores; one with
+#       `expect` holds under fifo;
 #   (c) the planted-bug scenarios (scenarios/canaries/) are caught by the
 #       oracle they plant a bug for (exactly_once, capacity, one_lane_per_key,
-#       per_key_order), the failure record lands under
+#       per_key_order; for the shards every shard oracle), the failure record lands under
 #       results/failures/, and replaying it — from another directory, with
 #       nothing but the record — reproduces the failure with the same trace
 #       hash and the same trace bytes as rerunning the seed;
@@ -66,6 +67,30 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['oracles']=['per_
   "$S/canaries/lanes_decrement_at_dequeue.json"
 expect canary_oracle_off 0 "all 50 seeds held" -- "$L" explore dq_off.json --seeds 50
 
+# The shard scheduler's planted bugs (scenarios/canaries/shards_*.json): each
+# is caught by the oracle it plants a bug for, with the engine's own
+# check_invariants() off (the driver never turns it on).
+for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_expired:conservation \
+  ignore_pending_cap:pending_cap lifo_per_key:per_key_order ignore_budget:class_budget \
+  refile_to_front:fairness complete_before_process:one_in_flight; do
+  bug=${pair%%:*} oracle=${pair##*:}
+  expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
+    "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"
+done
+# A shard failure record replays from the record alone, byte for byte.
+expect canary_shards_record 1 "oracle 'fairness' failed" -- \
+  "$L" run "$S/canaries/shards_refile_to_front.json" --seed 3 --trace sh_run.jsonl --record sh_rec.json
+sh_hash=$(sed -n 's/.*outcome=oracle trace_hash=\([0-9a-f]*\).*/\1/p' out)
+expect canary_shards_replay 1 "reproduced: the same trace hash $sh_hash" -- "$L" replay sh_rec.json --trace sh_replayed.jsonl
+name=canary_shards_trace_bytes cases=$((cases + 1))
+cmp -s sh_run.jsonl sh_replayed.jsonl || fail "the replayed shard trace differs from the run's"
+grep -q '"ev":"shards.dispatched"' sh_run.jsonl || fail "no shard events in the trace"
+# With the oracle left out, the same planted bug passes: the catch is the oracle's.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['oracles']=['conservation','state']; json.dump(d,open('rf_off.json','w'))" \
+  "$S/canaries/shards_refile_to_front.json"
+expect canary_shards_oracle_off 0 "all 50 seeds held" -- "$L" explore rf_off.json --seeds 50
+expect determinism_shards 0 "(twice)" -- "$L" check-determinism "$S/shards_shutdown_races_work_2cores.json" --seeds 5
+
 # --- (d) bad input ----------------------------------------------------------
 base="$S/lanes_reap_then_reuse.json"
 mk() {  # mk FILE PYTHON: a copy of $base edited by PYTHON (d is the document)
@@ -77,8 +102,8 @@ printf '{"lockstep": 1, "lockstep": 1}' >duplicate.json
 expect bad_duplicate_key 2 "duplicate.json: /lockstep: expected each key at most once" -- "$L" run duplicate.json
 mk unknown.json 'd["system"]["lanes"]["ttl"]=5'
 expect bad_unknown_field 2 "unknown.json: /system/lanes/ttl: expected one of canary, capacity, idle_ttl_ns, placement (unknown field)" -- "$L" run unknown.json
-mk shards.json 'd["system"]["shards"]={}'
-expect bad_unknown_component 2 "shards.json: /system/shards: expected one of cores, lanes (unknown field)" -- "$L" run shards.json
+mk flights.json 'd["system"]["single_flight"]={}'
+expect bad_unknown_component 2 "flights.json: /system/single_flight: expected one of cores, lanes, shards (unknown field)" -- "$L" run flights.json
 mk wrongtype.json 'd["system"]["cores"]="two"'
 expect bad_wrong_type 2 'wrongtype.json: /system/cores: expected an integer from 1 to 64, found "two"' -- "$L" run wrongtype.json
 mk missing.json 'del d["system"]["lanes"]["capacity"]'
@@ -87,8 +112,10 @@ mk range.json 'd["system"]["lanes"]["idle_ttl_ns"]=0'
 expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an integer from 1 to 3600000000000 (ns) or null (lanes never reap), found 0" -- "$L" run range.json
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
-mk oracle.json 'd["oracles"]=["per_key_order","fairness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", found "fairness"' -- "$L" run oracle.json
+mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", found "liveliness"' -- "$L" run oracle.json
+mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
+expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
 expect bad_step_component 2 "nolanes.json: /workload/actors/0/steps/0/route: expected a step on a component present in /system (route needs /system/lanes), found no lanes" -- "$L" run nolanes.json
 mk core.json 'd["workload"]["actors"][1]["core"]=2'
@@ -114,10 +141,67 @@ name=bad_record_prints_nothing cases=$((cases + 1))
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['program']='velo'; json.dump(d,open('both.json','w'))" elsewhere/rec.json
 expect bad_record_program_and_scenario 2 "both.json: /program: expected no program or options in a scenario record" -- "$L" replay both.json
 
+# The shard slice of the format: each class of bad input, one line, exit 2.
+sbase="$S/shards_shutdown_races_work_2cores.json"
+smk() {  # smk FILE PYTHON: a copy of $sbase edited by PYTHON
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d,open(sys.argv[3],'w'))" "$sbase" "$2" "$1"
+}
+smk s_unknown.json 'd["system"]["shards"]["budget"]=1'
+expect bad_shards_unknown_field 2 "s_unknown.json: /system/shards/budget: expected one of admit_batch, canary, classes, coalesce_duplicates, count, evict_after_ns, mailbox_capacity, max_pending, panic_policy, tick_ns (unknown field)" -- "$L" run s_unknown.json
+smk s_missing.json 'del d["system"]["shards"]["classes"]'
+expect bad_shards_missing_field 2 "s_missing.json: /system/shards/classes: expected a field holding a list of 1 to 8 classes, but it is missing" -- "$L" run s_missing.json
+smk s_type.json 'd["system"]["shards"]["coalesce_duplicates"]="yes"'
+expect bad_shards_wrong_type 2 's_type.json: /system/shards/coalesce_duplicates: expected true or false, found "yes"' -- "$L" run s_type.json
+smk s_range.json 'd["system"]["shards"]["classes"][1]["max_inflight"]=0'
+expect bad_shards_out_of_range 2 "s_range.json: /system/shards/classes/1/max_inflight: expected an integer from 1 to 1024 (items of the class in flight per shard), found 0" -- "$L" run s_range.json
+smk s_policy.json 'd["system"]["shards"]["panic_policy"]="explode"'
+expect bad_shards_panic_policy 2 's_policy.json: /system/shards/panic_policy: expected one of "contain", "abort", found "explode"' -- "$L" run s_policy.json
+smk s_state.json 'd["behaviour"]["processor"]["state"]="sum"'
+expect bad_processor_state 2 's_state.json: /behaviour/processor/state: expected one of "accumulate", "keep", "drop", found "sum"' -- "$L" run s_state.json
+smk s_percent.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"percent":101},"outcome":"panic"}]'
+expect bad_processor_percent 2 "s_percent.json: /behaviour/processor/outcomes/0/when/percent: expected an integer from 0 to 100 (the chance per call, drawn from the seed), found 101" -- "$L" run s_percent.json
+smk s_when2.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1,"nth_call":2},"outcome":"panic"}]'
+expect bad_processor_two_whens 2 's_when2.json: /behaviour/processor/outcomes/0/when: expected an object with exactly one of key, nth_call, percent, found {"key":1,"nth_call":2}' -- "$L" run s_when2.json
+smk s_outcome.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1},"outcome":"boom"}]'
+expect bad_processor_outcome 2 's_outcome.json: /behaviour/processor/outcomes/0/outcome: expected one of "ok", "error_clean", "error_in_doubt", "panic", found "boom"' -- "$L" run s_outcome.json
+smk s_class.json 'd["workload"]["actors"][1]["steps"][0]["try_submit"]["class"]=2'
+expect bad_submit_class 2 "s_class.json: /workload/actors/1/steps/0/try_submit/class: expected a class index below the 2 classes of /system/shards/classes, found 2" -- "$L" run s_class.json
+smk s_ttl.json 'd["workload"]["actors"][0]["steps"][0]["submit"]["ttl_ns"]=-1'
+expect bad_submit_ttl 2 "s_ttl.json: /workload/actors/0/steps/0/submit/ttl_ns: expected an integer from 0 to 3600000000000 (nanoseconds of virtual time), found -1" -- "$L" run s_ttl.json
+smk s_shutdown_arg.json 'd["workload"]["actors"][1]["steps"][1]={"shutdown":{"now":True}}'
+expect bad_shutdown_argument 2 's_shutdown_arg.json: /workload/actors/1/steps/1/shutdown: expected an empty object, found {"now":true}' -- "$L" run s_shutdown_arg.json
+smk s_route.json 'd["workload"]["actors"][0]["steps"][0]={"route":{"key":1}}'
+expect bad_lane_step_on_shards 2 "s_route.json: /workload/actors/0/steps/0/route: expected a step on a component present in /system (route needs /system/lanes), found no lanes" -- "$L" run s_route.json
+mk l_submit.json 'd["workload"]["actors"][0]["steps"][0]={"submit":{"key":1}}'
+expect bad_shard_step_on_lanes 2 "l_submit.json: /workload/actors/0/steps/0/submit: expected a step on a component present in /system (submit needs /system/shards), found no shards" -- "$L" run l_submit.json
+mk l_processor.json 'd["behaviour"]["processor"]={"state":"keep"}'
+expect bad_processor_on_lanes 2 "l_processor.json: /behaviour/processor: expected behaviour for a component present in /system (processor needs /system/shards), found no shards" -- "$L" run l_processor.json
+smk s_consumer.json 'd["behaviour"]["consumer"]={"duration_ns":5}'
+expect bad_consumer_on_shards 2 "s_consumer.json: /behaviour/consumer: expected behaviour for a component present in /system (consumer needs /system/lanes), found no lanes" -- "$L" run s_consumer.json
+smk s_expect.json 'd["expect"]={"handled":1}'
+expect bad_lane_expect_on_shards 2 "s_expect.json: /expect/handled: expected an expectation on a component present in /system (handled needs /system/lanes), found no lanes" -- "$L" run s_expect.json --strategy fifo
+smk s_oracle.json 'd["oracles"]=["conservation","capacity"]'
+expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids), found "capacity"' -- "$L" run s_oracle.json
+smk s_both.json 'd["system"]["lanes"]={"idle_ttl_ns":None,"capacity":None}'
+expect bad_two_components 2 "s_both.json: /system/shards: expected one component: lanes or shards (composed systems are not implemented yet), found both" -- "$L" run s_both.json
+expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy pct" -- \
+  "$L" explore "$S/shards_panic_contained_fifo.json" --strategy pct --seeds 2
+
+# PanicPolicy::Abort: the seed's other policy. A panic ends the run (exit 1,
+# an abort, not an oracle), where the bundled shards_panic_contained_fifo.json
+# shows the same workload contained.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['shards']['panic_policy']='abort'; del d['expect']; json.dump(d,open('abort.json','w'))" \
+  "$S/shards_panic_contained_fifo.json"
+expect panic_policy_abort 1 "FAILED abort: fiber 1 'shard.0' aborted the run: shard: process() panicked (panic_policy::abort)" -- \
+  "$L" run abort.json --seed 1
+
 # --- liveness is its own verdict (exit 3, like a deadlock) --------------------
 # A consumer slower than the liveness budget: items are still queued when it ends.
 mk slow.json 'd["behaviour"]["consumer"]["duration_ns"]=5000000; d["liveness_ns"]=1000'
 expect liveness_exit_3 3 "FAILED liveness: liveness oracle 'liveness' failed" -- "$L" run slow.json --seed 1
+# A processor slower than the liveness budget: the shards cannot drain in time.
+smk s_slow.json 'd["behaviour"]["processor"]["duration_ns"]=5000000; d["liveness_ns"]=1000'
+expect liveness_shards_exit_3 3 "FAILED liveness: liveness oracle 'liveness' failed" -- "$L" run s_slow.json --seed 1
 
 echo "scenario_cli: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]

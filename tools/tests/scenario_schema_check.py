@@ -33,10 +33,10 @@ if len(files) < 4:
 
 sample = json.loads(files[0].read_text())
 edits = {
-    "unknown field": lambda d: d["system"].__setitem__("shards", {}),
+    "unknown field": lambda d: d["system"].__setitem__("single_flight", {}),
     "wrong type": lambda d: d["system"].__setitem__("cores", "two"),
     "missing field": lambda d: d["system"]["lanes"].pop("capacity"),
-    "unknown oracle": lambda d: d.__setitem__("oracles", ["fairness"]),
+    "unknown oracle": lambda d: d.__setitem__("oracles", ["liveliness"]),
     "two kinds in a step": lambda d: d["workload"]["actors"][0]["steps"][0].__setitem__("sleep_ns", 1),
 }
 for what, edit in edits.items():

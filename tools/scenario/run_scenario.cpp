@@ -1,0 +1,17 @@
+#include "tools/scenario/run_scenario.hpp"
+
+#include "tools/scenario/lanes_driver.hpp"
+#include "tools/scenario/shards_driver.hpp"
+
+namespace lockstep::scenario {
+
+void run_scenario(sim::runtime& rt, const scenario& s) {
+  // The reader guarantees exactly one component.
+  if (s.shards) {
+    run_shards_scenario(rt, s);
+  } else {
+    run_lanes_scenario(rt, s);
+  }
+}
+
+}  // namespace lockstep::scenario

@@ -1,0 +1,303 @@
+#include "tools/scenario/shard_oracles.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace lockstep::scenario {
+namespace {
+
+using K = shard_event_kind;
+
+constexpr std::size_t never = std::numeric_limits<std::size_t>::max();
+
+std::string str(std::uint64_t n) { return std::to_string(n); }
+
+std::string where(const shard_event& e, std::size_t n) {
+  return "key " + str(e.key) + " at t=" + std::to_string(e.t) + "ns (event #" + str(n) + ")";
+}
+
+std::string state_text(const std::optional<std::uint64_t>& s) { return s ? str(*s) : std::string("none"); }
+
+bool is_out(K k) { return k == K::dispatched || k == K::expired || k == K::coalesced; }
+
+/// What the whole log says about one item, gathered before the oracles walk
+/// it in order: the oracles that reason about "certainly admitted" or "live"
+/// need to know where an item's events fall, wherever they are logged.
+struct item_facts {
+  shard_event identity;
+  std::size_t out_at = never;     ///< first dispatched / expired / coalesced
+  K out_kind = K::submitted;
+  std::size_t expired_at = never;
+  bool handed_back = false;
+  /// The first index at which a later item of the same actor on the same
+  /// shard is out: the mailbox is FIFO and that item's send began after this
+  /// one's returned, so this one was admitted by then.
+  std::size_t admitted_by = never;
+};
+
+std::map<std::uint64_t, item_facts> gather(const std::vector<shard_event>& log) {
+  std::map<std::uint64_t, item_facts> items;
+  for (std::size_t n = 0; n < log.size(); ++n) {
+    const shard_event& e = log[n];
+    if (!is_item_event(e.kind)) continue;
+    item_facts& f = items.try_emplace(e.item, item_facts{e}).first->second;
+    if (is_out(e.kind) && f.out_at == never) {
+      f.out_at = n;
+      f.out_kind = e.kind;
+    }
+    if (e.kind == K::expired && f.expired_at == never) f.expired_at = n;
+    if (e.kind == K::handed_back) f.handed_back = true;
+  }
+  // Suffix minimum of out_at over each (actor, shard)'s items in seq order.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::map<std::uint64_t, item_facts*>> by_sender;
+  for (auto& [uid, f] : items) by_sender[{f.identity.actor, f.identity.shard}][f.identity.seq] = &f;
+  for (auto& [sender, seqs] : by_sender) {
+    std::size_t later = never;
+    for (auto it = seqs.rbegin(); it != seqs.rend(); ++it) {
+      it->second->admitted_by = later;
+      if (it->second->out_at < later) later = it->second->out_at;
+    }
+  }
+  return items;
+}
+
+}  // namespace
+
+std::optional<violation> check_shard_log(const std::vector<shard_event>& log, const shard_oracle_settings& s) {
+  const std::set<std::string> on(s.enabled.begin(), s.enabled.end());
+  std::optional<violation> found;
+  auto report = [&](const char* oracle, std::string message) {
+    if (!found && on.count(oracle) != 0) found = violation{oracle, std::move(message)};
+  };
+  const std::map<std::uint64_t, item_facts> items = gather(log);
+
+  std::size_t bound = s.mailbox_capacity + s.max_pending;
+  for (std::size_t b : s.max_inflight) bound += b;
+
+  // Keys of each shard, with their items, for fairness.
+  std::map<std::uint64_t, std::map<std::uint64_t, std::vector<const item_facts*>>> shard_keys;
+  std::map<std::uint64_t, std::size_t> first_dispatch;  // key -> index
+  for (const auto& [uid, f] : items) {
+    shard_keys[f.identity.shard][f.identity.key].push_back(&f);
+    if (f.out_kind == K::dispatched) {
+      const auto [it, fresh] = first_dispatch.try_emplace(f.identity.key, f.out_at);
+      if (!fresh && f.out_at < it->second) it->second = f.out_at;
+    }
+  }
+  // A key is certainly ready in class c at event n when the log proves it sits
+  // in c's ring: it was never dispatched (so it is not in flight, holds no
+  // state and is not flushing), one of its items is certainly admitted and
+  // not yet out, and every item of it not yet out is of class c (so its FIFO
+  // head is).
+  auto certainly_ready = [&](const std::vector<const item_facts*>& key_items, std::uint32_t c, std::size_t n) {
+    const std::uint64_t key = key_items.front()->identity.key;
+    const auto fd = first_dispatch.find(key);
+    if (fd != first_dispatch.end() && fd->second <= n) return false;
+    bool admitted = false;
+    for (const item_facts* f : key_items) {
+      if (f->handed_back || f->out_at <= n) continue;
+      if (f->identity.cls != c) return false;
+      admitted = admitted || f->admitted_by < n;
+    }
+    return admitted;
+  };
+
+  std::map<std::uint64_t, int> outs, dispatches, completes;
+  std::set<std::uint64_t> submitted;
+  std::map<std::uint64_t, std::optional<std::uint64_t>> model;  // key -> predicted resident state
+  std::map<std::uint64_t, int> running;                         // key -> process() calls running
+  std::set<std::uint64_t> flushing;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> last_dispatched, last_expired;  // (key, actor)
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> running_cls;                           // (shard, class)
+  std::map<std::uint64_t, std::size_t> held;                                                       // shard -> items
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> passed_over;                              // (waiting, served)
+
+  // The key had its turn: it no longer waits on anyone.
+  auto served = [&](std::uint64_t key) {
+    passed_over.erase(passed_over.lower_bound({key, 0}),
+                      passed_over.upper_bound({key, std::numeric_limits<std::uint64_t>::max()}));
+  };
+  auto hold = [&](const shard_event& e, std::size_t n) {
+    const std::size_t now = ++held[e.shard];
+    if (now > bound) {
+      report("pending_cap", where(e, n) + ": shard " + str(e.shard) + " holds " + str(now) +
+                                " items, more than mailbox_capacity + max_pending + budgets = " + str(bound));
+    }
+  };
+  auto release = [&](const shard_event& e) {
+    if (held[e.shard] > 0) --held[e.shard];
+  };
+  auto leave = [&](const shard_event& e, std::size_t n, const char* how) {
+    if (++outs[e.item] != 1) {
+      report("conservation", where(e, n) + ": item " + str(e.item) + " left the shard " + str(outs[e.item]) +
+                                 " times (last: " + how + ")");
+    }
+    const auto f = items.find(e.item);
+    if (f != items.end() && f->second.handed_back) {
+      report("conservation", where(e, n) + ": item " + str(e.item) + " was handed back but " + how);
+    }
+  };
+  auto in_order = [&](std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>& last, const shard_event& e,
+                      std::size_t n, const char* how) {
+    const auto [it, first] = last.try_emplace({e.key, e.actor}, e.seq);
+    if (!first && it->second >= e.seq) {
+      report("per_key_order", where(e, n) + ": actor " + str(e.actor) + "'s item seq " + str(e.seq) + " " + how +
+                                  " after its seq " + str(it->second));
+    }
+    if (!first && it->second < e.seq) it->second = e.seq;
+  };
+
+  for (std::size_t n = 0; n < log.size(); ++n) {
+    const shard_event& e = log[n];
+    switch (e.kind) {
+      case K::submitted:
+        submitted.insert(e.item);
+        if (outs[e.item] == 0) hold(e, n);
+        break;
+      case K::handed_back:
+        if (e.value != e.item) {
+          report("conservation", where(e, n) + ": item " + str(e.item) + " was refused and item " + str(e.value) +
+                                     " handed back instead");
+        }
+        if (outs[e.item] != 0) {
+          report("conservation", where(e, n) + ": item " + str(e.item) + " was handed back after it reached the shard");
+        }
+        break;
+      case K::dispatched: {
+        leave(e, n, "was dispatched");
+        ++dispatches[e.item];
+        if (submitted.count(e.item) == 0) hold(e, n);  // counted from here, in process()
+        const std::optional<std::uint64_t> seen =
+            e.has_value ? std::optional<std::uint64_t>(e.value) : std::nullopt;
+        const std::optional<std::uint64_t> predicted = model[e.key];
+        if (seen != predicted) {
+          report("state", where(e, n) + ": item " + str(e.item) + " saw state " + state_text(seen) +
+                              ", the key's model predicts " + state_text(predicted));
+        }
+        model[e.key].reset();  // moved out into the call
+        if (running[e.key] > 0) {
+          report("one_in_flight", where(e, n) + ": item " + str(e.item) + " dispatched while another item of the key is in process()");
+        }
+        if (flushing.count(e.key) != 0) {
+          report("one_in_flight", where(e, n) + ": item " + str(e.item) + " dispatched while the key is flushing");
+        }
+        ++running[e.key];
+        const std::size_t busy = ++running_cls[{e.shard, e.cls}];
+        if (e.cls < s.max_inflight.size() && busy > s.max_inflight[e.cls]) {
+          report("class_budget", where(e, n) + ": shard " + str(e.shard) + " class " + str(e.cls) + " has " +
+                                     str(busy) + " items in process(), max_inflight " + str(s.max_inflight[e.cls]));
+        }
+        in_order(last_dispatched, e, n, "dispatched");
+        // Fairness, for classes whose budget of 1 makes the log exact enough.
+        served(e.key);
+        if (e.cls < s.max_inflight.size() && s.max_inflight[e.cls] == 1) {
+          for (const auto& [key, key_items] : shard_keys[e.shard]) {
+            if (key == e.key) continue;
+            const std::pair<std::uint64_t, std::uint64_t> pair{key, e.key};
+            if (!certainly_ready(key_items, e.cls, n)) {
+              passed_over.erase(pair);
+              continue;
+            }
+            if (++passed_over[pair] >= 3) {
+              report("fairness", where(e, n) + ": key " + str(e.key) + " dispatched " + str(passed_over[pair]) +
+                                     " times in class " + str(e.cls) + " on shard " + str(e.shard) + " while key " +
+                                     str(key) + ", ready in that class, waited");
+            }
+          }
+        }
+        break;
+      }
+      case K::completed: {
+        if (dispatches[e.item] == 0) {
+          report("conservation", where(e, n) + ": item " + str(e.item) + " completed without being dispatched");
+        }
+        ++completes[e.item];
+        if (running[e.key] > 0) --running[e.key];
+        auto& busy = running_cls[{e.shard, e.cls}];
+        if (busy > 0) --busy;
+        release(e);
+        if (e.detail == static_cast<std::uint8_t>(shard_disposition::keep)) {
+          model[e.key] = e.value;
+        } else {
+          model[e.key].reset();
+        }
+        break;
+      }
+      case K::expired:
+        // Shedding an expired head is the key's turn (it goes to the back of
+        // its ring), so it no longer counts as passed over.
+        served(e.key);
+        leave(e, n, "expired");
+        if (submitted.count(e.item) != 0) release(e);
+        in_order(last_expired, e, n, "expired");
+        break;
+      case K::coalesced: {
+        leave(e, n, "was coalesced");
+        if (submitted.count(e.item) != 0) release(e);
+        if (!s.coalesce_duplicates) {
+          report("request_ids", where(e, n) + ": item " + str(e.item) + " coalesced with coalesce_duplicates off");
+        } else if (!e.request_id) {
+          report("request_ids", where(e, n) + ": item " + str(e.item) + " coalesced without a request id");
+        } else {
+          bool live = false;
+          for (const auto& [uid, f] : items) {
+            if (uid == e.item || f.identity.key != e.key || f.identity.request_id != e.request_id) continue;
+            if (f.handed_back || f.out_kind == K::coalesced || f.expired_at < n) continue;
+            live = true;
+          }
+          if (!live) {
+            report("request_ids", where(e, n) + ": item " + str(e.item) + " coalesced, but no other item of (key " +
+                                      str(e.key) + ", id " + str(*e.request_id) + ") was live (an expiry releases the id)");
+          }
+        }
+        break;
+      }
+      case K::flushed: {
+        const std::optional<std::uint64_t> predicted = model[e.key];
+        if (predicted != std::optional<std::uint64_t>(e.value)) {
+          report("state", where(e, n) + ": flushed state " + str(e.value) + ", the key's latest kept state is " +
+                              state_text(predicted) + (predicted ? "" : " (a second flush?)"));
+        }
+        model[e.key].reset();
+        if (running[e.key] > 0) {
+          report("one_in_flight", where(e, n) + ": flushed while an item of the key is in process()");
+        }
+        flushing.insert(e.key);
+        break;
+      }
+      case K::flush_done:
+        flushing.erase(e.key);
+        break;
+      case K::shutdown:
+      case K::shard_exited:
+        break;
+    }
+  }
+  if (found || !s.end_of_run) return found;
+
+  for (const auto& [uid, f] : items) {
+    const shard_event& id = f.identity;
+    if (f.handed_back) continue;
+    if (submitted.count(uid) == 0) {
+      report("conservation", "key " + str(id.key) + ": item " + str(uid) +
+                                 " reached the shard, but submit() never returned it as sent");
+    } else if (outs[uid] == 0) {
+      report("conservation", "key " + str(id.key) + ": item " + str(uid) +
+                                 " was submitted but never processed, expired or coalesced (lost at shutdown)");
+    } else if (dispatches[uid] != 0 && completes[uid] == 0) {
+      report("conservation", "key " + str(id.key) + ": item " + str(uid) + "'s process() call never returned");
+    }
+  }
+  for (const auto& [key, state] : model) {
+    if (state) {
+      report("state", "key " + str(key) + ": state " + str(*state) +
+                          " still resident when every shard had exited: never flushed (a lost write-back)");
+    }
+  }
+  return found;
+}
+
+}  // namespace lockstep::scenario

@@ -1,0 +1,64 @@
+// tools/scenario/shard_oracles.hpp — the shard scheduler's oracles (DESIGN.md
+// §6), as functions of the event log alone (shard_events.hpp):
+//
+//   conservation   every submitted item is processed, expired or coalesced
+//                  exactly once; handed-back work is the very work given and
+//                  never reaches a shard; once every shard has exited, no
+//                  submitted item is left without its outcome (lost at
+//                  shutdown) and every process() call has returned;
+//   state          the state a dispatch sees is the key's model: the value
+//                  its last process() kept, none after a drop, an error, a
+//                  panic or a flush; each flush hands that latest value, and
+//                  once every shard has exited no key holds a value never
+//                  flushed (a write-back lost at shutdown);
+//   per_key_order  items of one (key, actor) are dispatched in the order the
+//                  actor submitted them, and expire in that order too;
+//   one_in_flight  no two process() calls of a key overlap, and none overlaps
+//                  the key's on_evict;
+//   class_budget   process() calls of one class running at once on a shard
+//                  never exceed its max_inflight;
+//   pending_cap    the items a shard holds (submitted, not yet dispatched,
+//                  expired or coalesced, plus those in process()) never
+//                  exceed mailbox_capacity + max_pending + the sum of the
+//                  class budgets — what a bounded mailbox, admission that
+//                  stops at the cap and the budgets allow together;
+//   fairness       round robin within a class: a key certainly ready is not
+//                  passed over while another key of its class on its shard
+//                  is dispatched 3 times (see the .cpp for when a key is
+//                  certainly ready; checked for classes of budget 1 only);
+//   request_ids    a coalesced item has a request id, coalescing is on, and a
+//                  live item of the same (key, id) exists — one not itself
+//                  coalesced and not expired before (an expiry releases the id).
+//
+// The log is seen from outside the engine, so each oracle only claims what
+// the log proves: an item is counted in process() from the call to its
+// return, a narrower window than the engine's slot (taken at dispatch,
+// freed when the reactor harvests), so budget and cap checks never fire
+// falsely; what the log cannot tell (the id of a completed item is released
+// only when the reactor harvests it) is left to `expect` under fifo.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/scenario/shard_events.hpp"
+#include "tools/scenario/violation.hpp"
+
+namespace lockstep::scenario {
+
+struct shard_oracle_settings {
+  std::vector<std::size_t> max_inflight;  ///< per class, on every shard
+  std::size_t max_pending = 4096;
+  std::size_t mailbox_capacity = 64;
+  bool coalesce_duplicates = false;
+  std::vector<std::string> enabled;  ///< names from shard_oracle_names()
+  /// Every shard has exited: check what must hold at the end too.
+  bool end_of_run = true;
+};
+
+/// The first violation, in log order (then the end-of-run ones), or none.
+std::optional<violation> check_shard_log(const std::vector<shard_event>& log, const shard_oracle_settings& settings);
+
+}  // namespace lockstep::scenario
