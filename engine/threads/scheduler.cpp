@@ -103,9 +103,7 @@ wake_reason suspend(std::unique_lock<std::mutex>* lock, std::optional<std::int64
 // --- the scheduler -----------------------------------------------------------
 
 scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes)
-    : rt_(rt), core_(core), stacks_(stack_bytes) {
-  stacks_.reserve();
-}
+    : rt_(rt), core_(core), stacks_(stack_bytes) {}
 
 scheduler::~scheduler() { stop_and_join(); }
 

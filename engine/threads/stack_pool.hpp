@@ -1,49 +1,58 @@
-// Fiber stacks for one scheduler: mmap'ed with a guard page below
-// (boost's protected_fixedsize_stack), kept for reuse because a fresh mapping
-// costs syscalls and page faults on every spawn. A pool belongs to one
-// scheduler thread: Boost frees a finished fiber's stack on the thread that
-// resumed it, which is always the fiber's home, so no lock is needed.
+// Fiber stacks for one scheduler, carved from slabs: one mapping holds 64
+// stacks, each with a guard page below it, and a finished fiber's stack is
+// kept for the next one (a fresh mapping costs syscalls and page faults on
+// every spawn). A pool belongs to one scheduler thread: Boost frees a
+// finished fiber's stack on the thread that resumed it, which is always the
+// fiber's home, so no lock is needed.
+//
+// Guard pages are installed with MADV_GUARD_INSTALL (Linux 6.13+), which
+// marks pages without splitting the mapping; on older kernels a guard is an
+// mprotect'ed page, two mappings per stack, and vm.max_map_count (65,530 by
+// default) caps live fibers near 32,000. One stack per mapping plus an
+// mprotect'ed guard (Boost's protected_fixedsize_stack, used before) hit that
+// cap at 64,000 parked single-flight waiters. Running out aborts with a line
+// naming the limit (scheduler::create).
+//
+// Invariant: every stack handed out and not yet returned lies in a slab; the
+// free list holds each returned stack once; slabs are unmapped only with the
+// pool, when no fiber of this scheduler is left.
 #pragma once
 
-#include <boost/context/protected_fixedsize_stack.hpp>
 #include <boost/context/stack_context.hpp>
 #include <cstddef>
 #include <vector>
-
-#include "engine/threads/sanitizer.hpp"
 
 namespace lockstep::threads::detail {
 
 class stack_pool {
  public:
-  explicit stack_pool(std::size_t bytes) : make_(bytes) {}
-  ~stack_pool() {
-    for (auto& s : free_) make_.deallocate(s);
-  }
+  explicit stack_pool(std::size_t usable_bytes);
+  ~stack_pool();
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
 
-  boost::context::stack_context allocate() {
-    if (free_.empty()) return make_.allocate();
-    boost::context::stack_context s = free_.back();
-    free_.pop_back();
-    san::unpoison(static_cast<char*>(s.sp) - s.size, s.size);
-    return s;
-  }
-  void deallocate(boost::context::stack_context& s) noexcept {
-    if (free_.size() < kept) {
-      free_.push_back(s);  // capacity reserved up front: never throws here
-    } else {
-      make_.deallocate(s);
-    }
-  }
-  void reserve() { free_.reserve(kept); }
+  /// Throws std::runtime_error naming the limit when no stack can be mapped or guarded.
+  boost::context::stack_context allocate();
+  void deallocate(boost::context::stack_context& s) noexcept;
+  /// Stacks carved so far (live + free); for tests.
+  [[nodiscard]] std::size_t carved() const { return carved_; }
 
-  static constexpr std::size_t kept = 256;  // idle stacks a scheduler holds on to
+  static constexpr std::size_t stacks_per_slab = 64;
 
  private:
-  boost::context::protected_fixedsize_stack make_;
-  std::vector<boost::context::stack_context> free_;
+  struct slab {
+    char* base;
+    std::size_t length;
+  };
+  [[noreturn]] void exhausted(const char* call, int error) const;
+  void guard(char* page_start);
+
+  std::size_t page_;
+  std::size_t usable_;
+  std::size_t stride_;  // guard page + usable bytes
+  std::vector<slab> slabs_;
+  std::size_t carved_ = 0;
+  std::vector<char*> free_;  // tops of returned stacks; capacity kept >= carved_
 };
 
 /// The allocator handed to boost::context::fiber; it also records where the

@@ -1,0 +1,487 @@
+// threads_bench: throughput of the engine components on the pinned-thread
+// backend, on exactly the workloads of the tokio peer
+// (../shared/peers/rust-seeds/src/bin/bench.rs; its NOTES.md says what each
+// figure measures), printing JSON lines with the peer's fields so
+// tools/bench/threads_vs_tokio.sh can put the two side by side.
+//
+//   lane_router                 1 producer thread outside the runtime routes N
+//                               items round robin over K keys; lanes on a
+//                               2-core runtime (placed key % 2); the consumer
+//                               does one atomic add; clock: first route .. the
+//                               N-th item handled.
+//   single_flight_uncontended   N sequential join > resolution > begin_publishing
+//                               > answer > drop(resolution) > wait > drop(waiter)
+//                               cycles on distinct keys, in one fiber.
+//   single_flight_contended     1000 keys x 64 waiter fibers (spread over both
+//                               cores); the driver leads every key and answers
+//                               once all have joined; clock: first join .. last
+//                               waiter answered.
+//   shard_reactor               (no tokio peer) 2 shards, one per core, behind
+//                               the router; 2 producer fibers (one per core)
+//                               submit N items over K keys; clock: first submit
+//                               .. shutdown() returned (every item processed,
+//                               every state flushed).
+//
+// Each figure: one untimed warm-up, then --runs timed runs (default 5); the
+// median and every sample are printed, with the share of the machine's CPU
+// other processes used during each run (from /proc/stat), as the peer does.
+// Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor]
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+#include <algorithm>
+
+#include "engine/lanes.hpp"
+#include "engine/router.hpp"
+#include "engine/shard.hpp"
+#include "engine/single_flight.hpp"
+#include "engine/threads/runtime.hpp"
+
+using namespace lockstep;
+using lockstep::threads::runtime;
+using lockstep::threads::runtime_config;
+
+namespace {
+
+constexpr std::uint32_t worker_threads = 2;
+int g_runs = 5;
+
+double secs_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const std::size_t n = xs.size();
+  return n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2.0;
+}
+
+std::string json_list(const std::vector<double>& xs) {
+  std::string s = "[";
+  char buf[64];
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.1f", i == 0 ? "" : ",", xs[i]);
+    s += buf;
+  }
+  return s + "]";
+}
+
+std::string json_list_u(const std::vector<std::uint64_t>& xs) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < xs.size(); ++i) s += (i == 0 ? "" : ",") + std::to_string(xs[i]);
+  return s + "]";
+}
+
+// --- contamination: CPU other processes used while a run was timed ---------
+
+struct ticks {
+  std::uint64_t busy = 0, total = 0, steal = 0, own = 0;
+};
+
+ticks read_ticks() {
+  ticks t;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  std::uint64_t f[8] = {};
+  stat >> cpu;
+  for (auto& x : f) stat >> x;
+  for (auto x : f) t.total += x;
+  t.busy = t.total - f[3] - f[4];
+  t.steal = f[7];
+  std::ifstream self("/proc/self/stat");
+  std::string line;
+  std::getline(self, line);
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  for (int i = 0; i < 13 && rest >> field; ++i) {
+    if (i == 11 || i == 12) t.own += std::stoull(field);
+  }
+  return t;
+}
+
+struct meter {
+  ticks start = read_ticks();
+  std::pair<double, double> stop() const {
+    const ticks now = read_ticks();
+    const double dt = std::max<double>(1.0, static_cast<double>(now.total - start.total));
+    const double foreign = static_cast<double>(now.busy - start.busy) - static_cast<double>(now.own - start.own);
+    return {std::max(0.0, foreign / dt), static_cast<double>(now.steal - start.steal) / dt};
+  }
+};
+
+/// Warm-up, then g_runs timed runs of `run` (which returns seconds); prints
+/// nothing, returns the samples and the worst contamination seen.
+struct sampled {
+  std::vector<double> secs;
+  double max_foreign = 0, max_steal = 0;
+};
+template <class F>
+sampled sample(F run) {
+  (void)run();
+  sampled s;
+  for (int i = 0; i < g_runs; ++i) {
+    meter m;
+    s.secs.push_back(run());
+    const auto [foreign, steal] = m.stop();
+    s.max_foreign = std::max(s.max_foreign, foreign);
+    s.max_steal = std::max(s.max_steal, steal);
+  }
+  return s;
+}
+
+std::string contamination(const sampled& s) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "\"max_foreign_cpu_share\":%.3f,\"max_steal_share\":%.3f,\"rejected_runs\":0,\"quiet_wait_s\":0.0",
+                s.max_foreign, s.max_steal);
+  return buf;
+}
+
+runtime_config two_cores() {
+  runtime_config cfg;
+  cfg.cores = worker_threads;
+  cfg.stack_bytes = 64 * 1024;
+  return cfg;
+}
+
+// --- lane_router ---------------------------------------------------------------
+
+class counting_observer : public lane_observer {
+ public:
+  void lane_created() override { created.fetch_add(1, std::memory_order_relaxed); }
+  void lane_closed() override {
+    closed.fetch_add(1, std::memory_order_acq_rel);
+    closed.notify_all();
+  }
+  std::atomic<std::uint64_t> created{0};
+  std::atomic<std::uint64_t> closed{0};
+};
+
+/// A runtime whose main fiber just waits, so threads outside it can route
+/// into it (the peer's producer is the main thread, outside tokio).
+class hosted_runtime {
+ public:
+  hosted_runtime() : rt_(two_cores()), release_(rt_) {
+    host_ = std::thread([this] {
+      rt_.run([this] {
+        started_.store(true);
+        started_.notify_all();
+        release_.notified();
+      });
+    });
+    started_.wait(false);
+  }
+  ~hosted_runtime() {
+    release_.notify_one();
+    host_.join();
+  }
+  runtime& rt() { return rt_; }
+
+ private:
+  runtime rt_;
+  runtime::notify release_;
+  std::atomic<bool> started_{false};
+  std::thread host_;
+};
+
+struct lane_sample {
+  double secs;
+  std::uint64_t lanes_created;
+};
+
+lane_sample lane_run(runtime& rt, std::uint64_t keys, std::uint64_t items, std::optional<std::int64_t> ttl_ns) {
+  std::atomic<std::uint64_t> handled{0};
+  std::atomic<bool> done{false};
+  auto observer = std::make_shared<counting_observer>();
+  lane_router_config<std::uint64_t> cfg;
+  cfg.idle_ttl_ns = ttl_ns;
+  cfg.observer = observer;
+  cfg.place = [](const std::uint64_t& key) { return static_cast<std::uint32_t>(key % worker_threads); };
+  double secs = 0;
+  {
+    lane_router<runtime, std::uint64_t, std::uint64_t> router(
+        rt,
+        [&](std::uint64_t) {
+          if (handled.fetch_add(1, std::memory_order_acq_rel) + 1 == items) {
+            done.store(true, std::memory_order_release);
+            done.notify_one();
+          }
+        },
+        cfg);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t key = 0;
+    for (std::uint64_t item = 0; item < items; ++item) {
+      (void)router.route(key, item);
+      if (++key == keys) key = 0;
+    }
+    done.wait(false, std::memory_order_acquire);
+    secs = secs_since(t0);
+  }  // untimed teardown: every lane drains and exits before the next run
+  for (std::uint64_t c = observer->closed.load(); c != observer->created.load(); c = observer->closed.load()) {
+    observer->closed.wait(c);
+  }
+  return {secs, observer->created.load()};
+}
+
+void bench_lane_router(std::uint64_t keys, std::uint64_t items, std::optional<std::int64_t> ttl_ns) {
+  hosted_runtime host;
+  std::vector<std::uint64_t> lanes;
+  bool warm = false;
+  sampled s = sample([&] {
+    lane_sample r = lane_run(host.rt(), keys, items, ttl_ns);
+    if (warm) lanes.push_back(r.lanes_created);
+    warm = true;
+    return r.secs;
+  });
+  std::vector<double> rates;
+  for (double t : s.secs) rates.push_back(static_cast<double>(items) / t);
+  std::printf(
+      "{\"bench\":\"lane_router\",\"keys\":%llu,\"items\":%llu,\"idle_ttl_ms\":%s,\"producer_threads\":1,"
+      "\"worker_threads\":%u,\"key_order\":\"round_robin\",\"median_items_per_sec\":%.1f,\"median_secs\":%.6f,"
+      "\"samples_items_per_sec\":%s,\"lanes_created\":%s,%s}\n",
+      static_cast<unsigned long long>(keys), static_cast<unsigned long long>(items), ttl_ns ? "1" : "null",
+      worker_threads, median(rates), median(s.secs), json_list(rates).c_str(), json_list_u(lanes).c_str(),
+      contamination(s).c_str());
+  std::fflush(stdout);
+}
+
+// --- single_flight ----------------------------------------------------------------
+
+using flight_table = single_flight<runtime, std::uint64_t, std::uint64_t>;
+constexpr std::uint64_t abandoned = ~std::uint64_t{0};
+
+double sf_uncontended(runtime& rt, std::uint64_t cycles) {
+  double secs = 0;
+  rt.run([&] {
+    flight_table flight(rt);
+    std::uint64_t sum = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::uint64_t key = 0; key < cycles; ++key) {
+      flight_table::joined j = flight.join(key);
+      {
+        flight_table::resolution res(flight, key, j.work, abandoned, std::string());
+        if (j.work->begin_publishing()) res.answer(key);
+      }
+      sum += j.work->wait().value_or(0);
+    }  // each j (and its waiter) dropped at the end of its iteration
+    secs = secs_since(t0);
+    if (sum != cycles * (cycles - 1) / 2 || flight.in_flight() != 0) rt.abort("single_flight_uncontended: wrong answers");
+  });
+  return secs;
+}
+
+void bench_sf_uncontended(std::uint64_t cycles) {
+  runtime rt(two_cores());  // one runtime per figure, as the peer has
+  sampled s = sample([&] { return sf_uncontended(rt, cycles); });
+  std::vector<double> rates;
+  for (double t : s.secs) rates.push_back(static_cast<double>(cycles) / t);
+  const double med = median(rates);
+  std::printf(
+      "{\"bench\":\"single_flight_uncontended\",\"cycles\":%llu,\"distinct_keys\":true,\"worker_threads\":%u,"
+      "\"cycle\":\"join>resolution>begin_publishing>answer>drop(resolution)>wait>drop(waiter)\","
+      "\"median_ops_per_sec\":%.1f,\"median_ns_per_op\":%.1f,\"samples_ops_per_sec\":%s,%s}\n",
+      static_cast<unsigned long long>(cycles), worker_threads, med, 1e9 / med, json_list(rates).c_str(),
+      contamination(s).c_str());
+  std::fflush(stdout);
+}
+
+struct contended_sample {
+  double secs, join_secs, answer_secs;
+};
+
+contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per_key) {
+  contended_sample out{};
+  rt.run([&] {
+    flight_table flight(rt);
+    const std::uint64_t total = keys * per_key;
+    runtime::atomic<std::uint64_t> joined(rt, 0), answered(rt, 0), wrong(rt, 0);
+    runtime::notify all_joined(rt), all_answered(rt);
+    std::vector<flight_table::joined> leads;
+    std::vector<flight_table::resolution> resolutions;
+    leads.reserve(keys);
+    resolutions.reserve(keys);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::uint64_t key = 0; key < keys; ++key) {
+      leads.push_back(flight.join(key));
+      resolutions.emplace_back(flight, key, leads.back().work, abandoned, std::string());
+    }
+    std::uint32_t core = 0;
+    for (std::uint64_t key = 0; key < keys; ++key) {
+      for (std::uint64_t i = 0; i < per_key; ++i) {
+        (void)rt.spawn_on(core, "waiter", [&, key] {
+          flight_table::joined j = flight.join(key);
+          if (joined.fetch_add(1) + 1 == total) all_joined.notify_one();
+          if (j.work->wait() != std::optional<std::uint64_t>(key + 1)) wrong.fetch_add(1);
+          { flight_table::joined gone = std::move(j); }  // drop the waiter before counting the answer
+          if (answered.fetch_add(1) + 1 == total) all_answered.notify_one();
+        });
+        core = (core + 1) % worker_threads;
+      }
+    }
+    all_joined.notified();
+    const auto t1 = std::chrono::steady_clock::now();
+    for (std::uint64_t key = 0; key < keys; ++key) {
+      if (leads[key].work->begin_publishing()) resolutions[key].answer(key + 1);
+    }
+    resolutions.clear();
+    leads.clear();
+    all_answered.notified();
+    const auto t2 = std::chrono::steady_clock::now();
+    out.secs = std::chrono::duration<double>(t2 - t0).count();
+    out.join_secs = std::chrono::duration<double>(t1 - t0).count();
+    out.answer_secs = std::chrono::duration<double>(t2 - t1).count();
+    if (wrong.load() != 0 || flight.in_flight() != 0) rt.abort("single_flight_contended: wrong answers");
+  });
+  return out;
+}
+
+void bench_sf_contended(std::uint64_t keys, std::uint64_t per_key) {
+  std::vector<contended_sample> all;
+  bool warm = false;
+  runtime rt(two_cores());  // one runtime per figure: its stacks are reused run to run
+  sampled s = sample([&] {
+    contended_sample c = sf_contended(rt, keys, per_key);
+    if (warm) all.push_back(c);
+    warm = true;
+    return c.secs;
+  });
+  const double total = static_cast<double>(keys * per_key);
+  std::vector<double> rates, join_rates, answer_rates;
+  for (const auto& c : all) {
+    rates.push_back(total / c.secs);
+    join_rates.push_back(total / c.join_secs);
+    answer_rates.push_back(total / c.answer_secs);
+  }
+  std::printf(
+      "{\"bench\":\"single_flight_contended\",\"keys\":%llu,\"waiters_per_key\":%llu,\"waiter_tasks\":%llu,"
+      "\"leader\":\"driver fiber joins first and answers after all waiters joined\",\"worker_threads\":%u,"
+      "\"median_waiter_answers_per_sec\":%.1f,\"samples_waiter_answers_per_sec\":%s,"
+      "\"median_join_phase_per_sec\":%.1f,\"median_answer_phase_per_sec\":%.1f,%s}\n",
+      static_cast<unsigned long long>(keys), static_cast<unsigned long long>(per_key),
+      static_cast<unsigned long long>(keys * per_key), worker_threads, median(rates), json_list(rates).c_str(),
+      median(join_rates), median(answer_rates), contamination(s).c_str());
+  std::fflush(stdout);
+}
+
+// --- shard_reactor (no tokio peer) ------------------------------------------------------
+
+struct job {
+  using key_type = std::uint64_t;
+  using id_type = std::uint64_t;
+  std::uint64_t k = 0;
+  key_type key() const { return k; }
+  class_id cls() const { return 0; }
+  std::optional<std::int64_t> ttl_ns() const { return std::nullopt; }
+  std::optional<id_type> request_id() const { return std::nullopt; }
+};
+struct no_error {
+  lockstep::fallout fallout() const { return lockstep::fallout::clean; }
+};
+struct counting_processor {
+  using work_type = job;
+  using state_type = std::uint64_t;
+  using error_type = no_error;
+  process_result<std::uint64_t, no_error> process(const std::uint64_t&, std::optional<std::uint64_t> s, job) {
+    return disposition<std::uint64_t>::keep(s.value_or(0) + 1);
+  }
+  void on_error(const std::uint64_t&, const no_error&) {}
+  void on_coalesced(const std::uint64_t&, job) {}
+  void on_evict(const std::uint64_t&, std::uint64_t) {}
+  void on_expired(const std::uint64_t&, job) {}
+};
+
+double shard_run(runtime& rt, std::uint64_t keys, std::uint64_t items) {
+  double secs = 0;
+  std::uint64_t started = 0;
+  rt.run([&] {
+    shard_config cfg = shard_config::with_budgets({64});
+    cfg.check_invariants = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto group = launch_shards<runtime, counting_processor>(
+        rt, worker_threads, [](std::size_t) { return counting_processor{}; }, cfg, 1024);
+    std::vector<runtime::task> producers;
+    for (std::uint32_t p = 0; p < worker_threads; ++p) {
+      producers.push_back(rt.spawn_on(p, "producer", [&, p, route = group.route]() mutable {
+        for (std::uint64_t n = p; n < items; n += worker_threads) (void)route.submit(job{n % keys});
+        route.close();
+      }));
+    }
+    group.shutdown();
+    for (auto& t : producers) t.join();
+    secs = secs_since(t0);
+    for (auto& s : group.stats) started += s->read().counters.started;
+  });
+  if (started != items) rt.abort("shard_reactor: items lost");
+  return secs;
+}
+
+void bench_shard_reactor(std::uint64_t keys, std::uint64_t items) {
+  runtime rt(two_cores());
+  sampled s = sample([&] { return shard_run(rt, keys, items); });
+  std::vector<double> rates;
+  for (double t : s.secs) rates.push_back(static_cast<double>(items) / t);
+  std::printf(
+      "{\"bench\":\"shard_reactor\",\"keys\":%llu,\"items\":%llu,\"shards\":%u,\"producer_fibers\":%u,"
+      "\"worker_threads\":%u,\"class_budget\":64,\"mailbox_capacity\":1024,\"median_items_per_sec\":%.1f,"
+      "\"median_items_per_sec_per_core\":%.1f,\"samples_items_per_sec\":%s,%s}\n",
+      static_cast<unsigned long long>(keys), static_cast<unsigned long long>(items), worker_threads,
+      worker_threads, worker_threads, median(rates), median(rates) / worker_threads, json_list(rates).c_str(),
+      contamination(s).c_str());
+  std::fflush(stdout);
+}
+
+std::string read_first_line(const char* path, const char* prefix) {
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (prefix == nullptr || line.rfind(prefix, 0) == 0) {
+      const auto colon = line.find(':');
+      return prefix == nullptr || colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--runs") g_runs = std::max(1, std::stoi(argv[i + 1]));
+    else if (flag == "--only") only = argv[i + 1];
+    else {
+      std::fprintf(stderr, "usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor]\n");
+      return 2;
+    }
+  }
+  const auto wall = std::chrono::steady_clock::now();
+  std::printf(
+      "{\"bench\":\"machine\",\"nproc\":%u,\"cpu_model\":\"%s\",\"compiler\":\"%s\",\"backend\":\"lockstep::threads\","
+      "\"stack_bytes\":%d,\"runs_per_figure\":%d,\"warmup_runs\":1,\"loadavg_at_start\":\"%s\"}\n",
+      std::thread::hardware_concurrency(), read_first_line("/proc/cpuinfo", "model name").c_str(), __VERSION__,
+      64 * 1024, g_runs, read_first_line("/proc/loadavg", nullptr).c_str());
+  constexpr std::uint64_t items = 1'000'000;
+  if (only.empty() || only == "lane_router") {
+    for (std::uint64_t keys : {1ULL, 64ULL, 4096ULL}) {
+      bench_lane_router(keys, items, std::nullopt);
+      bench_lane_router(keys, items, 1'000'000);
+    }
+  }
+  if (only.empty() || only == "single_flight") {
+    bench_sf_uncontended(1'000'000);
+    bench_sf_contended(1000, 64);
+  }
+  if (only.empty() || only == "shard_reactor") bench_shard_reactor(4096, items);
+  std::printf("{\"bench\":\"wall\",\"secs\":%.2f}\n", secs_since(wall));
+  return 0;
+}
