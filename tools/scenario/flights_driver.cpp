@@ -122,6 +122,8 @@ void start_worker(runtime& rt, const scenario& s, const std::shared_ptr<shared_s
           const std::uint64_t v = rule && rule->answer ? *rule->answer : id;
           r.answer(outcome{what == worker_outcome::error ? flight_answer::error : flight_answer::ok, v});
           answered = true;
+          rt.yield_now();  // joins and waiters may run between the answer and the retirement
+
         }
       } catch (const worker_panic&) {
         // The worker's task boundary: the resolution answers "abandoned" on the way out.
@@ -271,6 +273,8 @@ void run_flights_scenario(runtime& rt, const scenario& s) {
     case flight_canary::send_skips_without_subscribers: drive<broken<bug::send_skips_without_subscribers>>(rt, s); break;
     case flight_canary::decrement_outside_lock: drive<broken<bug::decrement_outside_lock>>(rt, s); break;
     case flight_canary::removal_without_identity_check: drive<broken<bug::removal_without_identity_check>>(rt, s); break;
+    case flight_canary::keep_retired_slot: drive<broken<bug::keep_retired_slot>>(rt, s); break;
+    case flight_canary::abandon_after_answer: drive<broken<bug::abandon_after_answer>>(rt, s); break;
   }
 }
 

@@ -84,8 +84,14 @@ struct shards_system {
 };
 
 /// A planted bug in the single-flight table (tools/models/probation_model.hpp's broken_flight).
-enum class flight_canary : std::uint8_t { none, send_skips_without_subscribers, decrement_outside_lock,
-                                          removal_without_identity_check };
+enum class flight_canary : std::uint8_t {
+  none,
+  send_skips_without_subscribers,
+  decrement_outside_lock,
+  removal_without_identity_check,
+  keep_retired_slot,
+  abandon_after_answer,
+};
 
 /// The single-flight table (engine/single_flight.hpp); it has no settings of its own.
 struct flight_system {

@@ -168,6 +168,8 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     if (canary == "send_skips_without_subscribers") f.canary = flight_canary::send_skips_without_subscribers;
     if (canary == "decrement_outside_lock") f.canary = flight_canary::decrement_outside_lock;
     if (canary == "removal_without_identity_check") f.canary = flight_canary::removal_without_identity_check;
+    if (canary == "keep_retired_slot") f.canary = flight_canary::keep_retired_slot;
+    if (canary == "abandon_after_answer") f.canary = flight_canary::abandon_after_answer;
     s.single_flight = f;
   }
   if (doc.contains("behaviour") && doc["behaviour"].contains("consumer")) {

@@ -6,7 +6,7 @@
 #   (c) the planted-bug scenarios (scenarios/canaries/) are caught by the
 #       oracle they plant a bug for (exactly_once, capacity, one_lane_per_key,
 #       per_key_order; for the shards every shard oracle; for the single-flight
-#       table one_leader, cancel_publish, answered), the failure record lands under
+#       table every flight oracle), the failure record lands under
 #       results/failures/, and replaying it — from another directory, with
 #       nothing but the record — reproduces the failure with the same trace
 #       hash and the same trace bytes as rerunning the seed;
@@ -191,7 +191,7 @@ expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only 
 # The single-flight slice: planted bugs caught by their oracle, a record
 # replayed byte for byte, an oracle switched off, bad input.
 for pair in send_skips_without_subscribers:answered removal_without_identity_check:one_leader \
-  decrement_outside_lock:cancel_publish; do
+  decrement_outside_lock:cancel_publish keep_retired_slot:servable abandon_after_answer:same_value; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_flight_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/flight_$bug.json" --seeds 1000 --record "fl_$bug.json"
@@ -218,7 +218,7 @@ fmk() {  # fmk FILE PYTHON: a copy of $fbase edited by PYTHON
 fmk f_unknown.json 'd["system"]["single_flight"]["ttl"]=1'
 expect bad_flight_unknown_field 2 "f_unknown.json: /system/single_flight/ttl: expected one of canary (unknown field)" -- "$L" run f_unknown.json
 fmk f_canary.json 'd["system"]["single_flight"]["canary"]="lossy"'
-expect bad_flight_canary 2 'f_canary.json: /system/single_flight/canary: expected one of "none", "send_skips_without_subscribers", "decrement_outside_lock", "removal_without_identity_check", found "lossy"' -- "$L" run f_canary.json
+expect bad_flight_canary 2 'f_canary.json: /system/single_flight/canary: expected one of "none", "send_skips_without_subscribers", "decrement_outside_lock", "removal_without_identity_check", "keep_retired_slot", "abandon_after_answer", found "lossy"' -- "$L" run f_canary.json
 fmk f_outcome.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"key":1},"outcome":"error_clean"}]'
 expect bad_worker_outcome 2 'f_outcome.json: /behaviour/worker/outcomes/0/outcome: expected one of "ok", "error", "panic", "stops_early", found "error_clean"' -- "$L" run f_outcome.json
 fmk f_percent.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"percent":101},"outcome":"panic"}]'
