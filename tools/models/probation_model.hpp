@@ -32,6 +32,8 @@ enum class bug : std::uint8_t {
   send_skips_without_subscribers,  ///< publishes like tokio's `send`, not send_replace
   decrement_outside_lock,          ///< the waiter guard decrements before taking the table lock
   removal_without_identity_check,  ///< a resolution removes whatever slot holds its key
+  keep_retired_slot,               ///< a resolution leaves its slot in the table (scenario canary: servable)
+  abandon_after_answer,            ///< a resolution also stores "abandoned" after an answer (scenario canary: same_value)
 };
 
 template <class R, class K, class V, bug B>
@@ -114,8 +116,9 @@ class broken_flight {
   class resolution {
    public:
     resolution(broken_flight f, K key, std::shared_ptr<slot> s, V abandoned, std::string)
-        : f_(std::move(f)), key_(key), abandoned_(abandoned), slot_(std::move(s)) {}
-    resolution(resolution&& o) : f_(o.f_), key_(o.key_), abandoned_(o.abandoned_), slot_(std::move(o.slot_)) {}
+        : f_(std::move(f)), key_(key), abandoned_(abandoned), abandoned_value_(abandoned), slot_(std::move(s)) {}
+    resolution(resolution&& o)
+        : f_(o.f_), key_(o.key_), abandoned_(o.abandoned_), abandoned_value_(o.abandoned_value_), slot_(std::move(o.slot_)) {}
     void answer(V v) {
       slot_->publish(std::optional<V>(v));
       abandoned_.reset();
@@ -126,11 +129,14 @@ class broken_flight {
       if (abandoned_) {
         slot_->publish(abandoned_);
         slot_->emit(flight_event::abandoned);
+      } else if (B == bug::abandon_after_answer) {
+        slot_->publish(abandoned_value_);
       }
       std::lock_guard lock(f_.t_->mu);
       auto it = f_.t_->inflight.find(key_);
       const bool identity = B != bug::removal_without_identity_check;
-      if (it != f_.t_->inflight.end() && (!identity || it->second == slot_)) f_.t_->inflight.erase(it);
+      if (B != bug::keep_retired_slot && it != f_.t_->inflight.end() && (!identity || it->second == slot_))
+        f_.t_->inflight.erase(it);
       slot_->emit(flight_event::retired);
     }
 
@@ -138,6 +144,7 @@ class broken_flight {
     broken_flight f_;
     K key_;
     std::optional<V> abandoned_;
+    V abandoned_value_;  // abandon_after_answer stores it even once answered
     std::shared_ptr<slot> slot_;
   };
 

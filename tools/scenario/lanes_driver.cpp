@@ -129,7 +129,8 @@ void drive(runtime& rt, const scenario& s) {
           case step::kind::submit:
           case step::kind::try_submit:
           case step::kind::shutdown:
-            break;  // the reader refuses shard steps without shards
+          case step::kind::join:
+            break;  // the reader refuses other components' steps
           case step::kind::route:
             for (std::uint64_t i = 0; i < stp.count; ++i) {
               const std::uint64_t key = stp.key.random_below != 0 ? rt.random() % stp.key.random_below : stp.key.value;

@@ -1,5 +1,6 @@
 #include "tools/scenario/run_scenario.hpp"
 
+#include "tools/scenario/flights_driver.hpp"
 #include "tools/scenario/lanes_driver.hpp"
 #include "tools/scenario/shards_driver.hpp"
 
@@ -9,6 +10,8 @@ void run_scenario(sim::runtime& rt, const scenario& s) {
   // The reader guarantees exactly one component.
   if (s.shards) {
     run_shards_scenario(rt, s);
+  } else if (s.single_flight) {
+    run_flights_scenario(rt, s);
   } else {
     run_lanes_scenario(rt, s);
   }

@@ -1,8 +1,8 @@
 // tools/scenario/scenario.hpp — a scenario file (format version 1) as typed
 // values, after the reader (scenario_reader.hpp) has checked it against the
 // schema and the rules the schema cannot express. A system holds the lane
-// router (velo) or the shard scheduler (grommet); composing them, and the
-// single-flight table, are not implemented yet and the schema refuses them.
+// router (velo), the shard scheduler (grommet) or the single-flight table
+// (probation); composing them is not implemented yet and the reader refuses it.
 #pragma once
 
 #include <cstdint>
@@ -26,11 +26,12 @@ struct key_spec {
 };
 
 struct step {
-  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown };
+  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join };
   kind what = kind::sleep;
-  key_spec key;               ///< route, submit, try_submit
-  std::uint64_t count = 1;    ///< route, submit, try_submit: items sent by this step
-  std::uint64_t gap_ns = 0;   ///< route, submit, try_submit: pause between them (0: back to back)
+  key_spec key;               ///< route, submit, try_submit, join
+  std::uint64_t count = 1;    ///< route, submit, try_submit, join: items sent (waiters started) by this step
+  std::uint64_t gap_ns = 0;   ///< route, submit, try_submit, join: pause between them (0: back to back)
+  std::optional<std::uint64_t> leave_after_ns;  ///< join: each waiter leaves (is cancelled) this long after it starts
   std::uint64_t sleep_ns = 0; ///< sleep
   std::uint32_t cls = 0;                    ///< submit, try_submit: the item's class
   std::optional<std::int64_t> ttl_ns;       ///< submit, try_submit: time to live (none: forever)
@@ -82,6 +83,40 @@ struct shards_system {
   shards_canary canary = shards_canary::none;
 };
 
+/// A planted bug in the single-flight table (tools/models/probation_model.hpp's broken_flight).
+enum class flight_canary : std::uint8_t {
+  none,
+  send_skips_without_subscribers,
+  decrement_outside_lock,
+  removal_without_identity_check,
+  keep_retired_slot,
+  abandon_after_answer,
+};
+
+/// The single-flight table (engine/single_flight.hpp); it has no settings of its own.
+struct flight_system {
+  flight_canary canary = flight_canary::none;
+};
+
+/// What a single-flight worker does: answer with a value, answer with an
+/// error, panic (throw: its waiters read "abandoned"), or stop early without
+/// answering (its waiters read "abandoned").
+enum class worker_outcome : std::uint8_t { ok, error, panic, stops_early };
+
+/// One rule of behaviour.worker.outcomes; the first that matches a flight wins.
+struct worker_rule {
+  enum class when : std::uint8_t { key, nth_call, percent };
+  when on = when::key;
+  std::uint64_t value = 0;  ///< the key, the run-wide worker number (from 1), or the percent
+  worker_outcome outcome = worker_outcome::ok;
+  std::optional<std::uint64_t> answer;  ///< ok, error: the value answered (default: the flight's id)
+};
+
+struct worker_behaviour {
+  duration duration_ns;
+  std::vector<worker_rule> outcomes;
+};
+
 /// What process() does with the key's state when it succeeds.
 enum class state_model : std::uint8_t {
   accumulate,  ///< keep(previous + 1), the seed's Recorder
@@ -128,6 +163,10 @@ struct expectations {
   std::optional<std::vector<flushed_entry>> flushed;
   std::optional<std::uint64_t> started, completed, failed, in_doubt, panicked, coalesced, expired, evicted,
       handed_back;
+  // Single flight: counts over the event log (panicked is shared with shards).
+  std::optional<std::uint64_t> flights, joined, answered, left, cancelled, published, abandoned;
+  /// Single flight: each waiter's answer in log order, "ok:V", "error:V" or "abandoned".
+  std::optional<std::vector<std::string>> answers;
 };
 
 /// The lane router's oracle names, in the order they are checked.
@@ -145,6 +184,13 @@ inline const std::vector<std::string>& shard_oracle_names() {
   return names;
 }
 
+/// The single-flight table's oracle names, in the order they are checked.
+inline const std::vector<std::string>& flight_oracle_names() {
+  static const std::vector<std::string> names = {"one_leader", "cancel_publish", "same_value", "servable",
+                                                 "answered"};
+  return names;
+}
+
 struct scenario {
   std::string source;        ///< the file it was read from (for messages and records)
   nlohmann::json document;   ///< the file as read: embedded whole in failure records
@@ -152,7 +198,9 @@ struct scenario {
   std::uint32_t cores = 1;
   std::optional<lanes_system> lanes;
   std::optional<shards_system> shards;
+  std::optional<flight_system> single_flight;
   duration consumer_duration;
+  worker_behaviour worker;
   processor_behaviour processor;
   std::vector<actor> actors;
   std::vector<std::string> oracles;  ///< enabled; every one when the file names none

@@ -97,6 +97,35 @@ processor_behaviour processor_of(const nlohmann::json& p, const std::string& fil
   return out;
 }
 
+worker_behaviour worker_of(const nlohmann::json& w, const std::string& file, const std::string& at) {
+  worker_behaviour out;
+  if (w.contains("duration_ns")) out.duration_ns = duration_of(w["duration_ns"], file, at + "/duration_ns");
+  if (w.contains("outcomes")) {
+    for (const auto& r : w["outcomes"]) {
+      worker_rule rule;
+      const nlohmann::json& when = r["when"];
+      if (when.contains("key")) {
+        rule.on = worker_rule::when::key;
+        rule.value = when["key"].get<std::uint64_t>();
+      } else if (when.contains("nth_call")) {
+        rule.on = worker_rule::when::nth_call;
+        rule.value = when["nth_call"].get<std::uint64_t>();
+      } else {
+        rule.on = worker_rule::when::percent;
+        rule.value = when["percent"].get<std::uint64_t>();
+      }
+      const std::string o = r["outcome"].get<std::string>();
+      rule.outcome = o == "error"         ? worker_outcome::error
+                     : o == "panic"       ? worker_outcome::panic
+                     : o == "stops_early" ? worker_outcome::stops_early
+                                          : worker_outcome::ok;
+      if (r.contains("value")) rule.answer = r["value"].get<std::uint64_t>();
+      out.outcomes.push_back(rule);
+    }
+  }
+  return out;
+}
+
 const char* step_name(step::kind k) {
   switch (k) {
     case step::kind::route: return "route";
@@ -105,6 +134,7 @@ const char* step_name(step::kind k) {
     case step::kind::submit: return "submit";
     case step::kind::try_submit: return "try_submit";
     case step::kind::shutdown: return "shutdown";
+    case step::kind::join: return "join";
   }
   return "?";
 }
@@ -132,6 +162,16 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     s.lanes = lanes;
   }
   if (sys.contains("shards")) s.shards = shards_of(sys["shards"]);
+  if (sys.contains("single_flight")) {
+    flight_system f;
+    const std::string canary = sys["single_flight"].value("canary", "none");
+    if (canary == "send_skips_without_subscribers") f.canary = flight_canary::send_skips_without_subscribers;
+    if (canary == "decrement_outside_lock") f.canary = flight_canary::decrement_outside_lock;
+    if (canary == "removal_without_identity_check") f.canary = flight_canary::removal_without_identity_check;
+    if (canary == "keep_retired_slot") f.canary = flight_canary::keep_retired_slot;
+    if (canary == "abandon_after_answer") f.canary = flight_canary::abandon_after_answer;
+    s.single_flight = f;
+  }
   if (doc.contains("behaviour") && doc["behaviour"].contains("consumer")) {
     if (doc["behaviour"]["consumer"].contains("duration_ns")) {
       s.consumer_duration =
@@ -140,6 +180,9 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
   }
   if (doc.contains("behaviour") && doc["behaviour"].contains("processor")) {
     s.processor = processor_of(doc["behaviour"]["processor"], file, prefix + "/behaviour/processor");
+  }
+  if (doc.contains("behaviour") && doc["behaviour"].contains("worker")) {
+    s.worker = worker_of(doc["behaviour"]["worker"], file, prefix + "/behaviour/worker");
   }
   std::set<std::string> names;
   const nlohmann::json& actors = doc["workload"]["actors"];
@@ -177,6 +220,13 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
         out.cls = r.value("class", std::uint32_t{0});
         if (r.contains("ttl_ns")) out.ttl_ns = r["ttl_ns"].get<std::int64_t>();
         if (r.contains("request_id")) out.request_id = key_of(r["request_id"]);
+      } else if (st.contains("join")) {
+        const nlohmann::json& r = st["join"];
+        out.what = step::kind::join;
+        out.key = key_of(r["key"]);
+        out.count = r.value("count", std::uint64_t{1});
+        out.gap_ns = r.value("gap_ns", std::uint64_t{0});
+        if (r.contains("leave_after_ns")) out.leave_after_ns = r["leave_after_ns"].get<std::uint64_t>();
       } else if (st.contains("shutdown")) {
         out.what = step::kind::shutdown;
       } else {
@@ -185,9 +235,10 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       const bool lane_step = out.what == step::kind::route || out.what == step::kind::drop_router;
       const bool shard_step = out.what == step::kind::submit || out.what == step::kind::try_submit ||
                               out.what == step::kind::shutdown;
-      if ((lane_step && !s.lanes) || (shard_step && !s.shards)) {
+      const bool flight_step = out.what == step::kind::join;
+      if ((lane_step && !s.lanes) || (shard_step && !s.shards) || (flight_step && !s.single_flight)) {
         const std::string kind = step_name(out.what);
-        const char* needs = lane_step ? "lanes" : "shards";
+        const char* needs = lane_step ? "lanes" : shard_step ? "shards" : "single_flight";
         fail(file, step_at + "/" + kind,
              "a step on a component present in /system (" + kind + " needs /system/" + needs + "), found no " +
                  needs);
@@ -203,12 +254,17 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
   }
   // Every component is optional in the schema; a system needs exactly one
   // until composed systems (lanes feeding shards) are implemented.
-  if (!s.lanes && !s.shards) {
-    fail(file, prefix + "/system", "at least one component (lanes or shards), found " + shown(sys));
+  const int components = int{s.lanes.has_value()} + int{s.shards.has_value()} + int{s.single_flight.has_value()};
+  if (components == 0) {
+    fail(file, prefix + "/system", "at least one component (lanes, shards or single_flight), found " + shown(sys));
   }
-  if (s.lanes && s.shards) {
-    fail(file, prefix + "/system/shards",
-         "one component: lanes or shards (composed systems are not implemented yet), found both");
+  if (components > 1) {
+    std::string found;
+    if (s.lanes) found = "lanes";
+    if (s.shards) found += (found.empty() ? "" : " and ") + std::string("shards");
+    if (s.single_flight) found += (found.empty() ? "" : " and ") + std::string("single_flight");
+    fail(file, prefix + (s.single_flight ? "/system/single_flight" : "/system/shards"),
+         "one component: lanes, shards or single_flight (composed systems are not implemented yet), found " + found);
   }
   if (doc.contains("behaviour")) {
     const nlohmann::json& b = doc["behaviour"];
@@ -220,8 +276,14 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       fail(file, prefix + "/behaviour/processor",
            "behaviour for a component present in /system (processor needs /system/shards), found no shards");
     }
+    if (b.contains("worker") && !s.single_flight) {
+      fail(file, prefix + "/behaviour/worker",
+           "behaviour for a component present in /system (worker needs /system/single_flight), found no single_flight");
+    }
   }
-  const std::vector<std::string>& applicable = s.lanes ? lane_oracle_names() : shard_oracle_names();
+  const std::vector<std::string>& applicable =
+      s.lanes ? lane_oracle_names() : s.shards ? shard_oracle_names() : flight_oracle_names();
+  const char* component = s.lanes ? "lanes" : s.shards ? "shards" : "single_flight";
   if (doc.contains("oracles")) {
     const nlohmann::json& os = doc["oracles"];
     for (std::size_t i = 0; i < os.size(); ++i) {
@@ -234,7 +296,7 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       }
       if (!known) {
         fail(file, prefix + "/oracles/" + std::to_string(i),
-             std::string("an oracle of the ") + (s.lanes ? "lanes" : "shards") + " present in /system (" + listed +
+             std::string("an oracle of the ") + component + " present in /system (" + listed +
                  "), found " + shown(os[i]));
       }
       s.oracles.push_back(name);
@@ -262,6 +324,18 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     x.expired = opt("expired");
     x.evicted = opt("evicted");
     x.handed_back = opt("handed_back");
+    x.flights = opt("flights");
+    x.joined = opt("joined");
+    x.answered = opt("answered");
+    x.left = opt("left");
+    x.cancelled = opt("cancelled");
+    x.published = opt("published");
+    x.abandoned = opt("abandoned");
+    if (e.contains("answers")) {
+      std::vector<std::string> answers;
+      for (const auto& a : e["answers"]) answers.push_back(a.get<std::string>());
+      x.answers = std::move(answers);
+    }
     if (e.contains("processed")) {
       std::vector<processed_entry> log;
       for (const auto& p : e["processed"]) {
@@ -276,15 +350,24 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       for (const auto& p : e["flushed"]) log.push_back({p["key"].get<std::uint64_t>(), p["value"].get<std::uint64_t>()});
       x.flushed = std::move(log);
     }
-    // Each expectation names what one component counts.
+    // Each expectation names what one component counts (panicked: shards or single_flight).
     static const char* const lane_fields[] = {"handled", "refused", "lanes_created", "lanes_closed"};
+    static const char* const flight_fields[] = {"flights", "joined",    "answered",  "left",
+                                                "cancelled", "published", "abandoned", "answers"};
     for (auto it = e.begin(); it != e.end(); ++it) {
       bool is_lane = false;
+      bool is_flight = false;
       for (const char* f : lane_fields) is_lane = is_lane || it.key() == f;
-      if (is_lane != s.lanes.has_value()) {
+      for (const char* f : flight_fields) is_flight = is_flight || it.key() == f;
+      const char* needs = is_lane ? "lanes" : is_flight ? "single_flight" : "shards";
+      const bool present = is_lane ? s.lanes.has_value()
+                           : is_flight ? s.single_flight.has_value()
+                           : it.key() == "panicked" ? s.shards.has_value() || s.single_flight.has_value()
+                                                     : s.shards.has_value();
+      if (!present) {
         fail(file, prefix + "/expect/" + it.key(),
              std::string("an expectation on a component present in /system (") + it.key() + " needs /system/" +
-                 (is_lane ? "lanes" : "shards") + "), found no " + (is_lane ? "lanes" : "shards"));
+                 needs + "), found no " + needs);
       }
     }
     s.expect = x;

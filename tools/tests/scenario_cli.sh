@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Goal: scenario files work end to end through the lockstep binary.
-#   (a) every bundled scenario (scenarios/*.json: lanes_* and shards_*) holds
+#   (a) every bundled scenario (scenarios/*.json: lanes_*, shards_*, flight_*) holds
 #       over seeds 1..50 with random and pct on its own cores; one with
 #       `expect` holds under fifo;
 #   (c) the planted-bug scenarios (scenarios/canaries/) are caught by the
 #       oracle they plant a bug for (exactly_once, capacity, one_lane_per_key,
-#       per_key_order; for the shards every shard oracle), the failure record lands under
+#       per_key_order; for the shards every shard oracle; for the single-flight
+#       table every flight oracle), the failure record lands under
 #       results/failures/, and replaying it — from another directory, with
 #       nothing but the record — reproduces the failure with the same trace
 #       hash and the same trace bytes as rerunning the seed;
@@ -102,8 +103,8 @@ printf '{"lockstep": 1, "lockstep": 1}' >duplicate.json
 expect bad_duplicate_key 2 "duplicate.json: /lockstep: expected each key at most once" -- "$L" run duplicate.json
 mk unknown.json 'd["system"]["lanes"]["ttl"]=5'
 expect bad_unknown_field 2 "unknown.json: /system/lanes/ttl: expected one of canary, capacity, idle_ttl_ns, placement (unknown field)" -- "$L" run unknown.json
-mk flights.json 'd["system"]["single_flight"]={}'
-expect bad_unknown_component 2 "flights.json: /system/single_flight: expected one of cores, lanes, shards (unknown field)" -- "$L" run flights.json
+mk cache.json 'd["system"]["cache"]={}'
+expect bad_unknown_component 2 "cache.json: /system/cache: expected one of cores, lanes, shards, single_flight (unknown field)" -- "$L" run cache.json
 mk wrongtype.json 'd["system"]["cores"]="two"'
 expect bad_wrong_type 2 'wrongtype.json: /system/cores: expected an integer from 1 to 64, found "two"' -- "$L" run wrongtype.json
 mk missing.json 'del d["system"]["lanes"]["capacity"]'
@@ -113,7 +114,7 @@ expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an in
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
 mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", found "liveliness"' -- "$L" run oracle.json
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "one_leader", "cancel_publish", "same_value", "servable", "answered", found "liveliness"' -- "$L" run oracle.json
 mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
 expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
@@ -183,9 +184,72 @@ expect bad_lane_expect_on_shards 2 "s_expect.json: /expect/handled: expected an 
 smk s_oracle.json 'd["oracles"]=["conservation","capacity"]'
 expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids), found "capacity"' -- "$L" run s_oracle.json
 smk s_both.json 'd["system"]["lanes"]={"idle_ttl_ns":None,"capacity":None}'
-expect bad_two_components 2 "s_both.json: /system/shards: expected one component: lanes or shards (composed systems are not implemented yet), found both" -- "$L" run s_both.json
+expect bad_two_components 2 "s_both.json: /system/shards: expected one component: lanes, shards or single_flight (composed systems are not implemented yet), found lanes and shards" -- "$L" run s_both.json
 expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy pct" -- \
   "$L" explore "$S/shards_panic_contained_fifo.json" --strategy pct --seeds 2
+
+# The single-flight slice: planted bugs caught by their oracle, a record
+# replayed byte for byte, an oracle switched off, bad input.
+for pair in send_skips_without_subscribers:answered removal_without_identity_check:one_leader \
+  decrement_outside_lock:cancel_publish keep_retired_slot:servable abandon_after_answer:same_value; do
+  bug=${pair%%:*} oracle=${pair##*:}
+  expect "canary_flight_$bug" 1 "oracle '$oracle' failed" -- \
+    "$L" explore "$S/canaries/flight_$bug.json" --seeds 1000 --record "fl_$bug.json"
+done
+expect canary_flight_record 1 "oracle 'one_leader' failed" -- \
+  "$L" run "$S/canaries/flight_removal_without_identity_check.json" --seed 1 --trace fl_run.jsonl --record fl_rec.json
+fl_hash=$(sed -n 's/.*outcome=oracle trace_hash=\([0-9a-f]*\).*/\1/p' out)
+expect canary_flight_replay 1 "reproduced: the same trace hash $fl_hash" -- "$L" replay fl_rec.json --trace fl_replayed.jsonl
+name=canary_flight_trace_bytes cases=$((cases + 1))
+cmp -s fl_run.jsonl fl_replayed.jsonl || fail "the replayed flight trace differs from the run's"
+grep -q '"ev":"flight.joined"' fl_run.jsonl || fail "no flight events in the trace"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['oracles']=['cancel_publish','same_value','servable','answered']; json.dump(d,open('fl_off.json','w'))" \
+  "$S/canaries/flight_removal_without_identity_check.json"
+expect canary_flight_oracle_off 0 "all 50 seeds held" -- "$L" explore fl_off.json --seeds 50
+# A hung waiter with the answered oracle off is still a liveness verdict.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['oracles']=['one_leader']; json.dump(d,open('fl_hang.json','w'))" \
+  "$S/canaries/flight_send_skips_without_subscribers.json"
+expect liveness_flight_exit_3 3 "FAILED liveness: liveness oracle 'liveness' failed" -- "$L" explore fl_hang.json --seeds 1000
+expect determinism_flight 0 "(twice)" -- "$L" check-determinism "$S/flight_faults_random_2cores.json" --seeds 5
+fbase="$S/flight_faults_random_2cores.json"
+fmk() {  # fmk FILE PYTHON: a copy of $fbase edited by PYTHON
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d,open(sys.argv[3],'w'))" "$fbase" "$2" "$1"
+}
+fmk f_unknown.json 'd["system"]["single_flight"]["ttl"]=1'
+expect bad_flight_unknown_field 2 "f_unknown.json: /system/single_flight/ttl: expected one of canary (unknown field)" -- "$L" run f_unknown.json
+fmk f_canary.json 'd["system"]["single_flight"]["canary"]="lossy"'
+expect bad_flight_canary 2 'f_canary.json: /system/single_flight/canary: expected one of "none", "send_skips_without_subscribers", "decrement_outside_lock", "removal_without_identity_check", "keep_retired_slot", "abandon_after_answer", found "lossy"' -- "$L" run f_canary.json
+fmk f_outcome.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"key":1},"outcome":"error_clean"}]'
+expect bad_worker_outcome 2 'f_outcome.json: /behaviour/worker/outcomes/0/outcome: expected one of "ok", "error", "panic", "stops_early", found "error_clean"' -- "$L" run f_outcome.json
+fmk f_percent.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"percent":101},"outcome":"panic"}]'
+expect bad_worker_percent 2 "f_percent.json: /behaviour/worker/outcomes/0/when/percent: expected an integer from 0 to 100 (the chance per worker, drawn from the seed), found 101" -- "$L" run f_percent.json
+fmk f_leave.json 'd["workload"]["actors"][0]["steps"][0]["join"]["leave_after_ns"]=-5'
+expect bad_join_leave_after 2 "f_leave.json: /workload/actors/0/steps/0/join/leave_after_ns: expected an integer from 0 to 3600000000000 (nanoseconds of virtual time), found -5" -- "$L" run f_leave.json
+fmk f_join_field.json 'd["workload"]["actors"][0]["steps"][0]["join"]["class"]=0'
+expect bad_join_unknown_field 2 "f_join_field.json: /workload/actors/0/steps/0/join/class: expected one of count, gap_ns, key, leave_after_ns (unknown field)" -- "$L" run f_join_field.json
+fmk f_submit.json 'd["workload"]["actors"][0]["steps"][0]={"submit":{"key":1}}'
+expect bad_shard_step_on_flight 2 "f_submit.json: /workload/actors/0/steps/0/submit: expected a step on a component present in /system (submit needs /system/shards), found no shards" -- "$L" run f_submit.json
+smk s_join.json 'd["workload"]["actors"][0]["steps"][0]={"join":{"key":1}}'
+expect bad_join_on_shards 2 "s_join.json: /workload/actors/0/steps/0/join: expected a step on a component present in /system (join needs /system/single_flight), found no single_flight" -- "$L" run s_join.json
+smk s_worker.json 'd["behaviour"]["worker"]={"duration_ns":5}'
+expect bad_worker_on_shards 2 "s_worker.json: /behaviour/worker: expected behaviour for a component present in /system (worker needs /system/single_flight), found no single_flight" -- "$L" run s_worker.json
+fmk f_processor.json 'd["behaviour"]["processor"]={"state":"keep"}'
+expect bad_processor_on_flight 2 "f_processor.json: /behaviour/processor: expected behaviour for a component present in /system (processor needs /system/shards), found no shards" -- "$L" run f_processor.json
+fmk f_oracle.json 'd["oracles"]=["one_leader","fairness"]'
+expect bad_shard_oracle_on_flight 2 'f_oracle.json: /oracles/1: expected an oracle of the single_flight present in /system (one_leader, cancel_publish, same_value, servable, answered), found "fairness"' -- "$L" run f_oracle.json
+fmk f_expect.json 'd["expect"]={"processed":[]}'
+expect bad_shard_expect_on_flight 2 "f_expect.json: /expect/processed: expected an expectation on a component present in /system (processed needs /system/shards), found no shards" -- "$L" run f_expect.json --strategy fifo
+smk s_fexpect.json 'd["expect"]={"answers":[]}'
+expect bad_flight_expect_on_shards 2 "s_fexpect.json: /expect/answers: expected an expectation on a component present in /system (answers needs /system/single_flight), found no single_flight" -- "$L" run s_fexpect.json --strategy fifo
+fmk f_both.json 'd["system"]["shards"]={"count":1,"classes":[{"max_inflight":1}],"mailbox_capacity":4}'
+expect bad_flight_and_shards 2 "f_both.json: /system/single_flight: expected one component: lanes, shards or single_flight (composed systems are not implemented yet), found shards and single_flight" -- "$L" run f_both.json
+fmk f_answer.json 'd["expect"]={"answers":["ok:x"]}'
+expect bad_flight_answer_format 2 'f_answer.json: /expect/answers/0: expected ok:V, error:V or abandoned, found "ok:x"' -- "$L" run f_answer.json --strategy fifo
+expect bad_flight_expect_under_random 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy random" -- \
+  "$L" explore "$S/flight_abandoned_resolution_fifo.json" --strategy random --seeds 2
+# A worker slower than the liveness budget: its waiters are still parked.
+fmk f_slow.json 'd["behaviour"]["worker"]["duration_ns"]=5000000; d["liveness_ns"]=1000; d["oracles"]=["one_leader"]'
+expect liveness_flight_slow_worker 3 "FAILED liveness: liveness oracle 'liveness' failed" -- "$L" run f_slow.json --seed 1
 
 # PanicPolicy::Abort: the seed's other policy. A panic ends the run (exit 1,
 # an abort, not an oracle), where the bundled shards_panic_contained_fifo.json

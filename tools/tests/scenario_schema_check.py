@@ -31,9 +31,11 @@ if len(files) < 4:
     failures += 1
     print(f"FAIL: expected at least 4 bundled scenarios, found {len(files)}")
 
-sample = json.loads(files[0].read_text())
+# A lane file: the edits below reach into system.lanes.
+sample_file = next(f for f in files if f.name.startswith("lanes_"))
+sample = json.loads(sample_file.read_text())
 edits = {
-    "unknown field": lambda d: d["system"].__setitem__("single_flight", {}),
+    "unknown field": lambda d: d["system"].__setitem__("cache", {}),
     "wrong type": lambda d: d["system"].__setitem__("cores", "two"),
     "missing field": lambda d: d["system"]["lanes"].pop("capacity"),
     "unknown oracle": lambda d: d.__setitem__("oracles", ["liveliness"]),
@@ -44,7 +46,24 @@ for what, edit in edits.items():
     edit(d)
     if validator.is_valid(d):
         failures += 1
-        print(f"FAIL: the schema accepts {files[0].name} with {what}")
+        print(f"FAIL: the schema accepts {sample_file.name} with {what}")
+
+# The single-flight slice: a join step with a field it does not have, a worker
+# outcome it does not know.
+flight_file = next(f for f in files if f.name.startswith("flight_"))
+flight = json.loads(flight_file.read_text())
+flight_edits = {
+    "a join with an unknown field": lambda d: d["workload"]["actors"][0]["steps"][0]["join"].__setitem__("class", 0),
+    "an unknown worker outcome": lambda d: d["behaviour"]["worker"].__setitem__(
+        "outcomes", [{"when": {"key": 1}, "outcome": "error_clean"}]),
+}
+for what, edit in flight_edits.items():
+    d = copy.deepcopy(flight)
+    edit(d)
+    if validator.is_valid(d):
+        failures += 1
+        print(f"FAIL: the schema accepts {flight_file.name} with {what}")
+edits.update(flight_edits)
 
 print(f"scenario_schema_check: {len(files)} files, {len(edits)} refused edits, {failures} failures")
 sys.exit(1 if failures else 0)

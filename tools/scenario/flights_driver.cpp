@@ -1,0 +1,281 @@
+#include "tools/scenario/flights_driver.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/single_flight.hpp"
+#include "tools/models/probation_model.hpp"
+#include "tools/scenario/flight_events.hpp"
+#include "tools/scenario/flight_oracles.hpp"
+
+namespace lockstep::scenario {
+namespace {
+
+using sim::runtime;
+
+/// What a flight hands its waiters.
+struct outcome {
+  flight_answer answer = flight_answer::ok;
+  std::uint64_t value = 0;
+  bool operator==(const outcome&) const = default;
+};
+
+using key_type = std::uint64_t;
+using real_flight = single_flight<runtime, key_type, outcome>;
+template <models::probation::bug B>
+using broken = models::probation::broken_flight<runtime, key_type, outcome, B>;
+
+struct worker_panic : std::runtime_error {
+  worker_panic() : std::runtime_error("deliberate worker panic (behaviour.worker.outcomes)") {}
+};
+
+/// What the actors, waiters and workers share. Plain fields: the simulator
+/// runs every fiber on one OS thread.
+struct shared_state {
+  explicit shared_state(runtime& rt) : log(rt) {}
+  flight_event_log log;
+  std::uint64_t workers = 0;  // workers started so far, for nth_call rules
+  std::uint64_t waiters = 0;  // waiters started so far: their run-wide numbers
+  std::size_t live = 0;       // waiter and worker fibers not yet ended
+  std::vector<runtime::task> tasks;
+};
+
+/// Closes the log however drive ends: what teardown does is not the scenario's.
+struct log_closer {
+  shared_state& st;
+  ~log_closer() { st.log.close(); }
+};
+
+/// Counts a fiber as live for as long as its body runs, however it ends.
+struct live_guard {
+  shared_state& st;
+  explicit live_guard(shared_state& s) : st(s) { ++st.live; }
+  ~live_guard() { --st.live; }
+  live_guard(const live_guard&) = delete;
+  live_guard& operator=(const live_guard&) = delete;
+};
+
+flight_event about(flight_event_kind kind, key_type key, std::uint64_t flight) {
+  flight_event e;
+  e.kind = kind;
+  e.key = key;
+  e.flight = flight;
+  return e;
+}
+
+std::uint64_t draw(runtime& rt, const duration& d) {
+  return d.lo == d.hi ? d.lo : d.lo + rt.random() % (d.hi - d.lo + 1);
+}
+
+// The first rule that matches wins; a percent rule draws only when reached,
+// so the draws a run makes depend on the schedule and the seed alone.
+const worker_rule* decide(runtime& rt, const worker_behaviour& b, key_type key, std::uint64_t call) {
+  for (const worker_rule& r : b.outcomes) {
+    bool match = false;
+    switch (r.on) {
+      case worker_rule::when::key: match = key == r.value; break;
+      case worker_rule::when::nth_call: match = call == r.value; break;
+      case worker_rule::when::percent: match = rt.random() % 100 < r.value; break;
+    }
+    if (match) return &r;
+  }
+  return nullptr;
+}
+
+template <class Flight>
+void start_worker(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+                  std::shared_ptr<typename Flight::slot> work, std::uint32_t core) {
+  // Made before the spawn and moved in: a worker dropped before it ever ran still answers.
+  typename Flight::resolution res(f, key, work, outcome{flight_answer::abandoned, 0}, "key " + std::to_string(key));
+  st->tasks.push_back(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res)]() mutable {
+    const live_guard live(*st);
+    const std::uint64_t id = work->id();
+    bool answered = false;
+    {
+      // In a scope of its own: the resolution retires the flight before the fiber ends.
+      typename Flight::resolution r = std::move(res);
+      st->log.record(about(flight_event_kind::led, key, id));
+      try {
+        const std::uint64_t ns = draw(rt, s.worker.duration_ns);
+        if (ns > 0) {
+          rt.sleep_for(static_cast<std::int64_t>(ns));
+        } else {
+          rt.yield_now();  // a scheduling point even for an instant worker
+        }
+        const worker_rule* rule = decide(rt, s.worker, key, ++st->workers);
+        const worker_outcome what = rule ? rule->outcome : worker_outcome::ok;
+        if (what == worker_outcome::panic) {
+          st->log.record(about(flight_event_kind::panicked, key, id));
+          throw worker_panic();
+        }
+        if (what == worker_outcome::stops_early) {
+          // Gives up without an outcome: the resolution answers "abandoned".
+        } else if (work->begin_publishing()) {
+          st->log.record(about(flight_event_kind::published, key, id));
+          rt.yield_now();  // a waiter leaving now finds the publication begun and lets it finish
+          const std::uint64_t v = rule && rule->answer ? *rule->answer : id;
+          r.answer(outcome{what == worker_outcome::error ? flight_answer::error : flight_answer::ok, v});
+          answered = true;
+          rt.yield_now();  // joins and waiters may run between the answer and the retirement
+
+        }
+      } catch (const worker_panic&) {
+        // The worker's task boundary: the resolution answers "abandoned" on the way out.
+      }
+      if (!answered) st->log.record(about(flight_event_kind::abandoned, key, id));
+    }
+  }));
+}
+
+template <class Flight>
+void waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+                 std::uint64_t number, std::uint32_t core) {
+  const live_guard live(*st);
+  std::optional<std::uint64_t> flight;
+  try {
+    const std::uint64_t called_at = st->log.size();
+    auto j = f.join(key);
+    flight = j.work->id();
+    flight_event e = about(flight_event_kind::joined, key, *flight);
+    e.waiter = number;
+    e.leader = j.leader;
+    e.called_at = called_at;
+    st->log.record(e);
+    if (j.leader) start_worker<Flight>(rt, s, st, f, key, j.work, core);
+    // A scheduling point between the join and the subscription: the worker
+    // may answer before this waiter subscribes (the late subscriber race).
+    rt.yield_now();
+    const std::optional<outcome> got = j.work->wait();
+    flight_event a = about(flight_event_kind::answered, key, *flight);
+    a.waiter = number;
+    a.answer = got ? got->answer : flight_answer::abandoned;
+    a.value = got ? got->value : 0;
+    st->log.record(a);
+  } catch (const fiber_cancelled&) {
+    if (flight) {
+      flight_event e = about(flight_event_kind::left, key, *flight);
+      e.waiter = number;
+      st->log.record(e);
+    }
+    throw;
+  }
+}
+
+template <class Flight>
+void drive(runtime& rt, const scenario& s) {
+  auto st = std::make_shared<shared_state>(rt);
+  const log_closer closer{*st};
+  Flight f(rt, [st](const key_type& key, std::uint64_t id, lockstep::flight_event e) {
+    // Only the two transitions made under the table lock that nothing outside
+    // can see when they happen; everything else is observed from outside.
+    if (e == lockstep::flight_event::cancelled) st->log.record(about(flight_event_kind::cancelled, key, id));
+    if (e == lockstep::flight_event::retired) st->log.record(about(flight_event_kind::retired, key, id));
+  });
+
+  std::vector<runtime::task> actors;
+  for (std::size_t a = 0; a < s.actors.size(); ++a) {
+    const std::uint32_t core = s.actors[a].core;
+    actors.push_back(rt.spawn_on(core, "actor." + s.actors[a].name, [&, a, core] {
+      for (const step& stp : s.actors[a].steps) {
+        if (stp.what == step::kind::sleep) {
+          rt.sleep_for(static_cast<std::int64_t>(stp.sleep_ns));
+          continue;
+        }
+        if (stp.what != step::kind::join) continue;  // the reader refuses other components' steps
+        for (std::uint64_t i = 0; i < stp.count; ++i) {
+          const key_type key = stp.key.random_below != 0 ? rt.random() % stp.key.random_below : stp.key.value;
+          const std::uint64_t number = ++st->waiters;
+          runtime::task w = rt.spawn_on(core, "waiter." + std::to_string(number),
+                                        [&rt, &s, st, &f, key, number, core] {
+                                          waiter_body<Flight>(rt, s, st, f, key, number, core);
+                                        });
+          st->tasks.push_back(w);
+          if (stp.leave_after_ns) {
+            const auto after = static_cast<std::int64_t>(*stp.leave_after_ns);
+            st->tasks.push_back(rt.spawn_on(core, "leaver." + std::to_string(number), [&rt, w, after]() mutable {
+              rt.sleep_for(after);
+              w.cancel();  // a no-op once the waiter has its answer
+            }));
+          }
+          if (i + 1 < stp.count && stp.gap_ns > 0) rt.sleep_for(static_cast<std::int64_t>(stp.gap_ns));
+        }
+      }
+    }));
+  }
+  for (auto& t : actors) t.join();
+
+  // Liveness: with the workload over, every waiter must be answered or gone
+  // and every worker done within the budget.
+  const std::int64_t deadline = rt.now() + s.liveness_ns;
+  const std::int64_t quantum = std::max<std::int64_t>(1, s.liveness_ns / 64);
+  while (st->live > 0 && rt.now() < deadline) rt.sleep_for(std::min(quantum, deadline - rt.now()));
+  const bool settled = st->live == 0;
+
+  flight_oracle_settings os;
+  os.enabled = s.oracles;
+  os.end_of_run = true;  // the budget is spent either way: a waiter still parked is hung
+  if (const auto v = check_flight_log(st->log.events(), os)) sim::check(false, v->oracle, v->message);
+  sim::check_liveness(settled, "liveness",
+                      std::to_string(st->live) + " waiter or worker fibers still running " +
+                          std::to_string(s.liveness_ns) + "ns after the workload");
+  for (std::size_t i = 0; i < st->tasks.size(); ++i) st->tasks[i].join();
+
+  if (s.expect) {
+    const expectations& x = *s.expect;
+    std::uint64_t n[9] = {};
+    std::vector<std::string> answers;
+    for (const flight_event& e : st->log.events()) {
+      ++n[static_cast<std::size_t>(e.kind)];
+      if (e.kind == flight_event_kind::answered) {
+        answers.push_back(e.answer == flight_answer::abandoned
+                              ? std::string("abandoned")
+                              : std::string(name_of(e.answer)) + ":" + std::to_string(e.value));
+      }
+    }
+    auto expect = [](const char* what, const std::optional<std::uint64_t>& want, std::uint64_t got) {
+      if (want) {
+        sim::check(*want == got, "expect",
+                   std::string(what) + ": expected " + std::to_string(*want) + ", got " + std::to_string(got));
+      }
+    };
+    auto count = [&n](flight_event_kind k) { return n[static_cast<std::size_t>(k)]; };
+    expect("flights", x.flights, count(flight_event_kind::led));
+    expect("joined", x.joined, count(flight_event_kind::joined));
+    expect("answered", x.answered, count(flight_event_kind::answered));
+    expect("left", x.left, count(flight_event_kind::left));
+    expect("cancelled", x.cancelled, count(flight_event_kind::cancelled));
+    expect("published", x.published, count(flight_event_kind::published));
+    expect("panicked", x.panicked, count(flight_event_kind::panicked));
+    expect("abandoned", x.abandoned, count(flight_event_kind::abandoned));
+    if (x.answers) {
+      auto show = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& a : v) out += (out.empty() ? "" : " ") + a;
+        return "[" + out + "]";
+      };
+      sim::check(*x.answers == answers, "expect", "answers: expected " + show(*x.answers) + ", got " + show(answers));
+    }
+  }
+}
+
+}  // namespace
+
+void run_flights_scenario(runtime& rt, const scenario& s) {
+  using models::probation::bug;
+  switch (s.single_flight->canary) {
+    case flight_canary::none: drive<real_flight>(rt, s); break;
+    case flight_canary::send_skips_without_subscribers: drive<broken<bug::send_skips_without_subscribers>>(rt, s); break;
+    case flight_canary::decrement_outside_lock: drive<broken<bug::decrement_outside_lock>>(rt, s); break;
+    case flight_canary::removal_without_identity_check: drive<broken<bug::removal_without_identity_check>>(rt, s); break;
+    case flight_canary::keep_retired_slot: drive<broken<bug::keep_retired_slot>>(rt, s); break;
+    case flight_canary::abandon_after_answer: drive<broken<bug::abandon_after_answer>>(rt, s); break;
+  }
+}
+
+}  // namespace lockstep::scenario

@@ -1,0 +1,23 @@
+// tools/scenario/flights_driver.hpp — runs a single-flight scenario as the
+// main fiber of a simulated run: builds the real single_flight table
+// (engine/single_flight.hpp), or one of its canaries
+// (tools/models/probation_model.hpp's broken_flight) when the scenario plants
+// one. Each join step starts waiter fibers on its actor's core; a waiter that
+// leads starts the worker, which does what behaviour.worker says; a waiter
+// with leave_after_ns is cancelled that long after it starts (it drops its
+// share). Then the liveness phase: every waiter and worker must have ended
+// within liveness_ns; then the oracles over the log (flight_oracles.hpp)
+// and, under fifo, `expect`. The table's own check_invariants() is never
+// called, so the oracles stand alone.
+#pragma once
+
+#include "sim/runtime.hpp"
+#include "tools/scenario/scenario.hpp"
+
+namespace lockstep::scenario {
+
+/// The scenario must hold single_flight, and its actors' cores must be below
+/// rt.cores() (scenario_reader.hpp: read_scenario and check_run_settings).
+void run_flights_scenario(sim::runtime& rt, const scenario& s);
+
+}  // namespace lockstep::scenario
