@@ -117,7 +117,7 @@ int demo_planted_bug(const std::string& file, const std::string& record_dir) {
     }
     std::cout << file << ": caught at seed=" << seed << " (" << sim::to_string(r.failed->kind) << ")\n  "
               << headline_of(r.failed->message) << "\n  record " << path << " replayed: same failure, trace_hash="
-              << sim::hash_hex(r.trace_hash) << "\n  replay with: lockstep replay " << shell_quote(path) << std::endl;
+              << sim::hash_hex(r.trace_hash) << "\n  replay with: " << replay_command(path) << std::endl;
     return exit_held;
   }
   std::cout << "demo FAILED: 1000 seeds did not expose the planted bug of " << file << std::endl;

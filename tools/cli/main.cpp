@@ -8,8 +8,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <utility>
+#include <vector>
 
 #include "tools/cli/options.hpp"
+#include "tools/cli/report.hpp"
 #include "tools/cli/verbs.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"
@@ -38,6 +40,7 @@ constexpr const char* exit_code_table =
 int main(int argc, char** argv) {
   using namespace lockstep::cli;
   crash_report::install();
+  if (argc > 0) set_invoked_as(argv[0]);
   CLI::App app{"lockstep: deterministic simulation of concurrent components"};
   app.require_subcommand(1);
   app.footer(exit_code_table);
@@ -48,8 +51,20 @@ int main(int argc, char** argv) {
   run->add_option("--trace", run_opts.trace_out, "write the trace (JSON Lines) here");
 
   run_options explore_opts;
-  auto* explore = app.add_subcommand("explore", "run many seeds; stop at and record the first failure");
+  explore_options explore_more;
+  auto* explore = app.add_subcommand(
+      "explore", "run many seeds on --jobs threads; record every failure until --stop-after (default 1); "
+                 "end with a summary");
   add_run_flags(*explore, explore_opts, false);
+  add_explore_flags(*explore, explore_more);
+
+  std::vector<std::string> merge_inputs;
+  explore_options merge_out;
+  auto* merge = app.add_subcommand("merge", "combine the --json summaries of explore --shard I/N runs into "
+                                            "the report one machine would have written");
+  merge->add_option("results", merge_inputs, "the shards' --json files, one per shard, in any order")->required();
+  merge->add_option("--json", merge_out.json_out, "write the merged summary as JSON to this file");
+  merge->add_option("--junit", merge_out.junit_out, "write the merged summary as JUnit XML to this file");
 
   std::string replay_path, replay_trace;
   auto* replay = app.add_subcommand("replay", "replay a failure record's decisions; compare trace hashes");
@@ -91,10 +106,17 @@ int main(int argc, char** argv) {
     opts->options_given = sub->count("--options") > 0;
   }
   run_opts.trace_given = run->count("--trace") > 0;
+  explore_opts.first_seed_given = explore->count("--first-seed") > 0;
+  det_opts.first_seed_given = det->count("--first-seed") > 0;
+  explore_more.json_given = explore->count("--json") > 0;
+  explore_more.junit_given = explore->count("--junit") > 0;
+  merge_out.json_given = merge->count("--json") > 0;
+  merge_out.junit_given = merge->count("--junit") > 0;
 
   try {
     if (*run) return cmd_run(run_opts);
-    if (*explore) return cmd_explore(explore_opts);
+    if (*explore) return cmd_explore(explore_opts, explore_more);
+    if (*merge) return cmd_merge(merge_inputs, merge_out);
     if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
     if (*det) return cmd_check_determinism(det_opts);
     if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);

@@ -98,7 +98,7 @@ sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) 
   c.trace = trace;
   const prepared p = prepare_record(rec);
   crash_report::describe("lockstep: crashed replaying " + rec.path + " (" + run_summary(p, rec.config) +
-                         ")\nrerun with: lockstep replay " + shell_quote(rec.path) + "\nor: " +
+                         ")\nrerun with: " + replay_command(rec.path) + "\nor: " +
                          rerun_command(p, rec.config) + "\n");
   auto r = run_once(p, c);
   crash_report::clear();

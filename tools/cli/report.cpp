@@ -11,6 +11,22 @@
 
 namespace lockstep::cli {
 
+namespace {
+std::string invoked_as_ = "lockstep";  // set once by main, before any thread starts
+}  // namespace
+
+void set_invoked_as(const std::string& argv0) {
+  if (argv0.empty()) return;
+  // Quoted only when the shell would split or expand it, so the usual
+  // build/tools/lockstep prints as typed.
+  invoked_as_ = argv0.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-=,:@%") ==
+                        std::string::npos
+                    ? argv0
+                    : shell_quote(argv0);
+}
+
+const std::string& invoked_as() { return invoked_as_; }
+
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -20,8 +36,8 @@ std::string shell_quote(const std::string& s) {
 /// The one command that reruns this configuration (a seed's run is
 /// deterministic, so it reproduces a failure or a crash).
 std::string rerun_command(const prepared& p, const sim::run_config& c) {
-  std::string cmd = p.scen ? "lockstep run " + shell_quote(p.name)
-                           : "lockstep run --program " + p.name + " --options " + shell_quote(p.options.dump());
+  std::string cmd = p.scen ? invoked_as_ + " run " + shell_quote(p.name)
+                           : invoked_as_ + " run --program " + p.name + " --options " + shell_quote(p.options.dump());
   cmd += " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
          std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps);
   if (c.strategy == "pct") {
@@ -54,7 +70,12 @@ bool write_trace(const std::string& path, const std::string& text) {
 // Writes the record and prints where, with the one command that replays it.
 // If the record cannot be written the failure is still printed in full, with
 // the command that reruns it, and the run's exit code is kept.
-int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path) {
+std::string replay_command(const std::string& record_path) {
+  return invoked_as_ + " replay " + shell_quote(record_path);
+}
+
+int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path,
+                   written_record* out) {
   std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
   failure_record rec{p.scen ? "" : p.name, p.options, c, r, "", nlohmann::json(), ""};
   if (p.scen) {
@@ -72,12 +93,14 @@ int report_failure(const prepared& p, const sim::run_config& c, const sim::run_r
   try {
     write_failure_record(path, rec);
     std::cout << "failure record: " << path << "\n"
-              << "replay with: lockstep replay " << shell_quote(path) << "\n";
+              << "replay with: " << replay_command(path) << "\n";
+    if (out) *out = {path, replay_command(path)};
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "lockstep: " << e.what() << "\n";
     std::cout << "the failure record was lost; the failing run: " << run_summary(p, c) << "\n"
               << "rerun with: " << rerun_command(p, c) << "\n";
+    if (out) *out = {"", rerun_command(p, c)};
   }
   std::cout.flush();
   return exit_code_of(r.failed->kind);
