@@ -70,7 +70,10 @@ bool write_outputs(const explore_options& e, const explore_summary& s) {
     std::cerr << "lockstep: " << flag << " " << printable(path, 200) << ": not written: " << why << "\n";
     ok = false;
   };
-  if (e.json_given) put("--json", e.json_out, to_json(s).dump(1) + "\n");
+  // replace: a message with bytes that are not UTF-8 must not lose the summary.
+  if (e.json_given) {
+    put("--json", e.json_out, to_json(s).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
   if (e.junit_given) put("--junit", e.junit_out, junit_xml(s));
   return ok;
 }
