@@ -140,9 +140,15 @@ void print_summary(std::ostream& os, const explore_summary& s) {
   std::map<std::string, std::uint64_t> by_reason;
   for (const auto& f : s.failures) ++by_reason[f.reason];
   for (const auto& [reason, n] : by_reason) os << "  failures by reason: " << reason << ": " << n << "\n";
-  for (const auto& f : s.failures) {
+  // A run left going may find thousands: the first few here, every one in --json.
+  constexpr std::size_t listed = 20;
+  for (std::size_t i = 0; i < s.failures.size() && i < listed; ++i) {
+    const auto& f = s.failures[i];
     os << "  failing seed " << f.seed << ": " << f.reason << "\n    " << (f.record.empty() ? "rerun" : "replay")
        << " with: " << f.command << "\n";
+  }
+  if (s.failures.size() > listed) {
+    os << "  ... and " << s.failures.size() - listed << " more failing seeds (every one is in --json and --junit)\n";
   }
   char line[160];
   const double secs = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;

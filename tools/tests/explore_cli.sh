@@ -69,6 +69,9 @@ import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 assert a["failures"] > 10 and a["runs"] == 300, a["failures"]
 assert b["failures"] == 3 and b["stopped"] == "stop-after", b["failures"]' canary_random-j1/summary.json program_pct-j1/summary.json
+name=jobs_summary_lists_twenty cases=$((cases + 1))
+[ "$(grep -c '^  failing seed ' canary_random-j1/stdout)" -eq 20 ] && grep -q '^  \.\.\. and [0-9]* more failing seeds' canary_random-j1/stdout ||
+  fail "the text summary does not list exactly the first 20 failing seeds"
 name=jobs_records_written cases=$((cases + 1))
 [ "$(ls canary_random-j2/results/failures | wc -l)" -gt 10 ] || fail "no records under canary_random-j2/results/failures"
 
