@@ -23,8 +23,9 @@ constexpr std::size_t colours = 11;
 #ifndef MADV_GUARD_INSTALL
 constexpr int MADV_GUARD_INSTALL = 102;  // Linux 6.13; glibc headers may predate it
 #endif
-// Learnt once per process: a kernel without guard markers says EINVAL.
-bool guard_markers_work = true;
+// Learnt once per thread (a kernel without guard markers says EINVAL):
+// thread_local because explore --jobs runs one executor, and pool, per thread.
+thread_local bool guard_markers_work = true;
 
 std::string max_map_count() {
   std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r");

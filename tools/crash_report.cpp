@@ -23,10 +23,14 @@
 namespace lockstep::cli::crash_report {
 namespace {
 
-// Static: a crash may come when the heap itself is corrupt.
-char note_buffer[8192];
+// Not on the heap: a crash may come when the heap itself is corrupt.
+// thread_local: explore --jobs runs seeds on several threads, and a fatal
+// signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, abort's SIGABRT) is delivered to
+// the thread that caused it, so the handler prints that thread's run. The
+// executable's own TLS is allocated with the thread, safe to read in a handler.
+thread_local char note_buffer[8192];
 // The length is published after the bytes, so a handler never reads a half-written note.
-std::atomic<std::size_t> note_length{0};
+thread_local std::atomic<std::size_t> note_length{0};
 
 void write_all(const char* p, std::size_t n) {
   while (n > 0) {
@@ -74,8 +78,10 @@ extern "C" void on_sanitizer_death() {
 
 }  // namespace
 
-void install() {
+void install_thread() {
   // A fiber's stack overflow faults with no stack left to run a handler on.
+  // Kept for the thread's life (a thread's exit leaves it mapped: a few
+  // threads per process, 64 KiB each).
   const std::size_t alt_size = 64 * 1024;
   void* alt = ::mmap(nullptr, alt_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (alt != MAP_FAILED) {
@@ -85,6 +91,10 @@ void install() {
     ss.ss_flags = 0;
     ::sigaltstack(&ss, nullptr);
   }
+}
+
+void install() {
+  install_thread();
   struct sigaction sa {};
   sa.sa_handler = on_fatal_signal;
   sigemptyset(&sa.sa_mask);

@@ -17,7 +17,11 @@ namespace lockstep::cli::crash_report {
 /// SIGFPE (its report must print) and the note is printed by its death callback.
 void install();
 
-/// What a crash from now on prints (cut at the buffer's size, 8 KiB).
+/// A thread that runs simulations (explore --jobs) needs its own alternate
+/// signal stack: sigaltstack is per thread. The notes below are per thread too.
+void install_thread();
+
+/// What a crash of this thread from now on prints (cut at the buffer's size, 8 KiB).
 void describe(std::string_view note);
 
 /// Nothing is running: a crash prints no note.

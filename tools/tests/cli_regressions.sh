@@ -116,7 +116,7 @@ name=record_lost_prints_rerun cases=$((cases + 1))
 if [ $rc -ne 1 ]; then
   fail "exit code $rc, expected 1"
 elif ! grep -qF "the failure record was lost; the failing run: program=pipeline seed=3 strategy=random cores=2" out ||
-  ! grep -qF "rerun with: lockstep run --program pipeline --options '{\"canary\":true,\"capacity\":4,\"fault\":\"none\",\"items\":20,\"producers\":3}' --seed 3 --strategy random --cores 2 --max-steps 10000000" out ||
+  ! grep -qF "rerun with: $L run --program pipeline --options '{\"canary\":true,\"capacity\":4,\"fault\":\"none\",\"items\":20,\"producers\":3}' --seed 3 --strategy random --cores 2 --max-steps 10000000" out ||
   ! grep -qF "the failure record was not written" err; then
   fail "the lost record's failure was not printed in full"
 fi
@@ -230,10 +230,11 @@ crash_case() {  # name fault expected-rc
   fi
   grep -qF "program=pipeline seed=5 strategy=pct cores=3" err || { fail "the crash report does not name the run"; return; }
   local cmd
-  cmd=$(grep '^rerun with: lockstep run ' err | head -1 | sed 's/^rerun with: lockstep //')
-  [ -n "$cmd" ] || { fail "no rerun command"; return; }
-  # The command as printed, with this binary: it must crash the same way.
-  eval "\"\$L\" $cmd" >out2 2>err2
+  cmd=$(grep -F "rerun with: $L run " err | head -1)
+  cmd=${cmd#rerun with: }
+  [ -n "$cmd" ] || { fail "no rerun command naming this binary"; return; }
+  # The command exactly as printed (it names this binary): it must crash the same way.
+  eval "$cmd" >out2 2>err2
   got=$?
   if [ "$got" -ne "$3" ]; then
     fail "the printed rerun command exited $got, expected $3: $cmd"

@@ -48,7 +48,7 @@ seed=$(sed -n 's/^seed=\([0-9]*\) steps=.*/\1/p' out)
 hash=$(sed -n 's/.*outcome=oracle trace_hash=\([0-9a-f]*\).*/\1/p' out)
 name=canary_record_path cases=$((cases + 1))
 case "$record" in results/failures/lanes_send_after_unlock-random-*.json) ;; *) fail "record at '$record'" ;; esac
-grep -qF "replay with: lockstep replay 'results/failures/" out || fail "no replay command printed"
+grep -qF "replay with: $L replay 'results/failures/" out || fail "no replay command printed"
 mkdir elsewhere && cp "$record" elsewhere/rec.json
 cd elsewhere || exit 1  # not a subshell: a failure must reach the count
 expect canary_replay 1 "reproduced: the same trace hash $hash" -- "$L" replay rec.json --trace replayed.jsonl

@@ -1,0 +1,157 @@
+// lockstep explore: many seeds of one program or scenario under one strategy,
+// on --jobs threads, within budgets (--seeds A..B, --runs, --time,
+// --stop-after, a signal), one shard of the range (--shard I/N), ending with
+// a summary (text; --json; --junit).
+//
+// Outcomes are taken in seed order on this thread: failures are printed and
+// their records written in seed order, and the summary counts exactly the
+// seeds up to where the explore stopped, so all of it is the same whatever
+// --jobs is. Only the progress line (a terminal only) and the wall: line
+// depend on the clock.
+#include <chrono>
+#include <iostream>
+
+#include "tools/cli/explore_runner.hpp"
+#include "tools/cli/explore_summary.hpp"
+#include "tools/cli/prepared.hpp"
+#include "tools/cli/progress_line.hpp"
+#include "tools/cli/report.hpp"
+#include "tools/cli/stop_signals.hpp"
+#include "tools/cli/verbs.hpp"
+#include "tools/exit_codes.hpp"
+#include "tools/output_file.hpp"
+#include "tools/strict_json.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+/// What ran and how: the part of the summary that shards must share.
+nlohmann::json config_json(const prepared& p, const run_options& o, const explore_options& e) {
+  nlohmann::json c;
+  if (p.scen) {
+    c["scenario"] = p.name;
+    c["scenario_document"] = p.scen->document;  // the same file name on two machines may hold two scenarios
+  } else {
+    c["program"] = p.name;
+    c["options"] = p.options;
+  }
+  c["strategy"] = o.strategy;
+  c["cores"] = o.cores;
+  c["pct_depth"] = o.pct_depth;
+  c["pct_steps"] = o.pct_steps;
+  c["max_steps"] = o.max_steps;
+  c["seeds"] = {{"first", o.first_seed}, {"last", o.last_seed}};
+  c["stop_after"] = e.stop_after;
+  return c;
+}
+
+/// A failure message without the executor's "[seed .., strategy .., ...]" suffix.
+std::string headline(const std::string& message) { return message.substr(0, message.rfind(" [seed ")); }
+
+/// Prints one failing seed as explore always has (its result line, FAILED,
+/// the record and the replay command) and returns its summary entry.
+failing_seed report(const prepared& p, const run_options& o, const failed_run& f) {
+  std::cout << "seed=" << f.config.seed << " ";
+  print_result_line(f.result);
+  written_record w;
+  (void)report_failure(p, f.config, f.result, o.record_out, &w);
+  const std::string kind(sim::to_string(f.result.failed->kind));
+  const std::string message = headline(f.result.failed->message);
+  return {f.config.seed, kind, failure_reason(kind, message), message, w.path, w.command};
+}
+
+}  // namespace
+
+bool write_outputs(const explore_options& e, const explore_summary& s) {
+  bool ok = true;
+  const auto put = [&](const char* flag, const std::string& path, const std::string& text) {
+    const std::string why = write_output_file(path, text);
+    if (why.empty()) return;
+    std::cerr << "lockstep: " << flag << " " << printable(path, 200) << ": not written: " << why << "\n";
+    ok = false;
+  };
+  // replace: a message with bytes that are not UTF-8 must not lose the summary.
+  if (e.json_given) {
+    put("--json", e.json_out, to_json(s).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+  if (e.junit_given) put("--junit", e.junit_out, junit_xml(s));
+  return ok;
+}
+
+int finish_summary(const explore_summary& s, bool outputs_written) {
+  print_summary(std::cout, s);
+  if (s.failures.empty() && s.stopped == "complete") {
+    std::cout << "all " << s.runs() << " seeds held ("
+              << static_cast<std::uint64_t>(static_cast<double>(s.runs()) / (s.wall_seconds > 0 ? s.wall_seconds : 1e-9))
+              << " runs/s)\n";
+  }
+  std::cout.flush();
+  const int code = exit_code_of(s);
+  return code == exit_held && !outputs_written ? exit_bad_input : code;
+}
+
+int cmd_explore(run_options o, explore_options e) {
+  resolve(o, false);
+  resolve_explore(o, e);
+  const prepared p = prepare(o);
+  // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
+  stop_signals::install();
+  std::cout << "exploring " << (p.scen ? "scenario=" : "program=") << p.name << " strategy=" << o.strategy
+            << " cores=" << o.cores << " seeds=" << o.first_seed << ".." << o.last_seed;
+  if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
+  std::cout << std::endl;
+
+  explore_summary s;
+  s.config = config_json(p, o, e);
+  s.label = (p.scen ? "scenario=" : "program=") + p.name;
+  if (e.sharded) s.shard = std::pair{e.shard_index, e.shard_count};
+  s.jobs = e.jobs;
+  const seed_slice slice{o.first_seed, o.last_seed, e.shard_index, e.shard_count};
+
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (e.time_limit_ms > 0) deadline = started + std::chrono::milliseconds(e.time_limit_ms);
+  std::optional<std::uint64_t> planned;
+  // An open range (A..) has no planned total, only --time's deadline if any.
+  if (!slice.empty() && o.last_seed != UINT64_MAX) planned = slice.last_position() + 1;
+  progress_line progress(s.label + " strategy=" + o.strategy, planned, deadline);
+
+  std::string stop_reason;  // why the runner was stopped ("" while it runs)
+  {
+    explore_runner runner(p, o, slice, e.jobs);
+    seed_outcome out;
+    for (;;) {
+      const auto got = runner.next(out, std::chrono::milliseconds(100));
+      if (got == explore_runner::poll::end) break;
+      if (got == explore_runner::poll::outcome) {
+        s.trace_hashes.push_back(out.trace_hash);
+        if (out.probed) ++s.probe_runs;
+        if (out.failure) {
+          progress.clear();
+          s.failures.push_back(report(p, o, *out.failure));
+          if (e.stop_after != 0 && s.failures.size() == e.stop_after) {
+            stop_reason = "stop-after";
+            break;  // later seeds' outcomes are dropped: one machine stops here too
+          }
+        }
+      }
+      if (stop_reason.empty()) {
+        if (const int sig = stop_signals::received(); sig != 0) {
+          stop_reason = stop_signals::name(sig);
+        } else if (deadline && std::chrono::steady_clock::now() >= *deadline) {
+          stop_reason = "time";
+        }
+        if (!stop_reason.empty()) runner.stop();  // runs in flight finish; the finished prefix is still taken
+      }
+      progress.update(s.runs(), s.failures.size());
+    }
+    // A budget that ran out as the last seed finished stopped nothing.
+    s.stopped = stop_reason == "stop-after" || !runner.exhausted() ? stop_reason : "complete";
+    if (s.stopped.empty()) s.stopped = "complete";
+  }
+  progress.clear();
+  s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return finish_summary(s, write_outputs(e, s));
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,121 @@
+#include "tools/cli/explore_runner.hpp"
+
+#include "tools/cli/report.hpp"
+#include "tools/crash_report.hpp"
+
+namespace lockstep::cli {
+namespace {
+// Seeds per chunk: a lock per chunk, not per run, and a stop still comes
+// within one run (each run checks it).
+constexpr std::uint64_t chunk_seeds = 16;
+}  // namespace
+
+explore_runner::explore_runner(const prepared& p, const run_options& o, seed_slice slice, unsigned jobs)
+    : p_(p), o_(o), slice_(slice) {
+  empty_ = slice_.empty();
+  if (empty_) {
+    exhausted_ = true;
+    return;
+  }
+  last_chunk_ = slice_.last_position() / chunk_seeds;
+  window_ = 4 * static_cast<std::uint64_t>(jobs);
+  live_ = jobs;
+  workers_.reserve(jobs);
+  for (unsigned i = 0; i < jobs; ++i) workers_.emplace_back([this] { work(); });
+}
+
+explore_runner::~explore_runner() {
+  stop();
+  for (auto& t : workers_) t.join();
+}
+
+void explore_runner::stop() {
+  std::lock_guard lock(m_);
+  stopping_ = true;
+  consumed_.notify_all();
+}
+
+seed_outcome explore_runner::run_seed(std::uint64_t seed) const {
+  seed_outcome out;
+  out.seed = seed;
+  auto c = config_of(o_, seed, sim::trace_mode::hash);
+  describe_run(p_, c);
+  out.probed = c.strategy == "pct" && c.options.pct_steps == 0;
+  c = with_pct_steps(p_, c);
+  if (out.probed) describe_run(p_, c);
+  auto r = run_once(p_, c);
+  crash_report::clear();
+  out.trace_hash = r.trace_hash;
+  if (!r.ok()) out.failure = std::make_unique<failed_run>(failed_run{std::move(c), std::move(r)});
+  return out;
+}
+
+void explore_runner::work() {
+  crash_report::install_thread();
+  try {
+    for (;;) {
+      std::uint64_t c = 0;
+      {
+        std::unique_lock lock(m_);
+        consumed_.wait(lock, [&] {
+          return stopping_ || next_chunk_ > last_chunk_ || next_chunk_ < consume_chunk_ + window_;
+        });
+        if (stopping_ || next_chunk_ > last_chunk_) break;
+        c = next_chunk_++;
+      }
+      chunk result;
+      const std::uint64_t begin = c * chunk_seeds;
+      const std::uint64_t end = std::min(slice_.last_position() - begin, chunk_seeds - 1) + begin;  // inclusive
+      for (std::uint64_t pos = begin;; ++pos) {
+        if (stopping_.load(std::memory_order_relaxed)) {
+          result.partial = true;
+          break;
+        }
+        result.outcomes.push_back(run_seed(slice_.seed_at(pos)));
+        if (pos == end) break;
+      }
+      std::lock_guard lock(m_);
+      done_.emplace(c, std::move(result));
+      produced_.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard lock(m_);
+    if (!error_) error_ = std::current_exception();
+    stopping_ = true;
+    consumed_.notify_all();
+  }
+  std::lock_guard lock(m_);
+  --live_;
+  produced_.notify_all();
+}
+
+explore_runner::poll explore_runner::next(seed_outcome& out, std::chrono::milliseconds wait) {
+  if (empty_ || exhausted_) return poll::end;
+  std::unique_lock lock(m_);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    if (error_) std::rethrow_exception(error_);
+    auto it = done_.find(consume_chunk_);
+    if (it != done_.end()) {
+      chunk& ch = it->second;
+      if (consume_pos_ < ch.outcomes.size()) {
+        out = std::move(ch.outcomes[consume_pos_++]);
+        if (!ch.partial && consume_pos_ == ch.outcomes.size() && consume_chunk_ == last_chunk_) exhausted_ = true;
+        return poll::outcome;
+      }
+      if (ch.partial || consume_chunk_ == last_chunk_) return poll::end;
+      done_.erase(it);
+      ++consume_chunk_;
+      consume_pos_ = 0;
+      consumed_.notify_all();
+      continue;
+    }
+    // The chunk is not done and no worker is left to do it: stopped.
+    if (live_ == 0) return poll::end;
+    if (produced_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      if (done_.find(consume_chunk_) == done_.end()) return poll::timeout;
+    }
+  }
+}
+
+}  // namespace lockstep::cli

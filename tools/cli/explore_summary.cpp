@@ -1,0 +1,213 @@
+#include "tools/cli/explore_summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "sim/runtime.hpp"
+#include "tools/exit_codes.hpp"
+#include "tools/failure_record.hpp"
+#include "tools/strict_json.hpp"
+
+namespace lockstep::cli {
+
+std::uint64_t explore_summary::distinct_schedules() const {
+  std::vector<std::uint64_t> h = trace_hashes;
+  std::sort(h.begin(), h.end());
+  return static_cast<std::uint64_t>(std::unique(h.begin(), h.end()) - h.begin());
+}
+
+std::string failure_reason(const std::string& kind, const std::string& message) {
+  // The executor words oracle failures as "oracle 'NAME' failed ..." and
+  // "liveness oracle 'NAME' failed ...": the name is what a reader groups by.
+  const auto open = message.find("oracle '");
+  if ((kind == "oracle" || kind == "liveness") && open != std::string::npos) {
+    const auto from = open + 8;
+    const auto close = message.find('\'', from);
+    if (close != std::string::npos) return kind + " " + message.substr(from, close - from);
+  }
+  return kind;
+}
+
+int exit_code_of(const explore_summary& s) {
+  if (s.failures.empty()) return exit_held;
+  for (int k = 0; k < sim::failure_kind_count; ++k) {
+    const auto kind = static_cast<sim::failure_kind>(k);
+    if (sim::to_string(kind) == s.failures.front().kind) return exit_code_of(kind);
+  }
+  return exit_failed;
+}
+
+nlohmann::json to_json(const explore_summary& s) {
+  nlohmann::json j;
+  j["lockstep_explore_summary"] = 1;
+  j["config"] = s.config;
+  if (s.shard) j["shard"] = {{"index", s.shard->first}, {"count", s.shard->second}};
+  j["runs"] = s.runs();
+  j["probe_runs"] = s.probe_runs;
+  j["distinct_schedules"] = s.distinct_schedules();
+  j["stopped"] = s.stopped;
+  std::map<std::string, std::uint64_t> by_reason;
+  for (const auto& f : s.failures) ++by_reason[f.reason];
+  j["failures"] = s.failures.size();
+  j["failures_by_reason"] = by_reason;
+  auto& list = j["failing_seeds"] = nlohmann::json::array();
+  for (const auto& f : s.failures) {
+    list.push_back({{"seed", f.seed}, {"kind", f.kind}, {"reason", f.reason}, {"message", f.message},
+                    {"record", f.record}, {"command", f.command}});
+  }
+  auto& hashes = j["trace_hashes"] = nlohmann::json::array();
+  for (auto h : s.trace_hashes) hashes.push_back(sim::hash_hex(h));
+  // The only fields that depend on the machine and the moment.
+  j["wall"] = {{"seconds", s.wall_seconds},
+               {"runs_per_s", s.wall_seconds > 0 ? static_cast<double>(s.runs()) / s.wall_seconds : 0.0},
+               {"executions_per_s", s.wall_seconds > 0 ? static_cast<double>(s.runs() + s.probe_runs) / s.wall_seconds
+                                                       : 0.0},
+               {"jobs", s.jobs}};
+  return j;
+}
+
+namespace {
+
+std::uint64_t parse_hash(const json_reader& r, const nlohmann::json& v, const std::string& pointer) {
+  if (!v.is_string() || v.get<std::string>().size() != 16 ||
+      v.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos) {
+    r.fail(pointer, "a trace hash of 16 hex digits, found " + shown(v));
+  }
+  return std::stoull(v.get<std::string>(), nullptr, 16);
+}
+
+}  // namespace
+
+explore_summary read_summary(const std::string& path) {
+  const nlohmann::json root = read_strict_file(path);
+  const json_reader r(path, root);
+  if (!root.is_object()) r.fail("", "an explore summary (a JSON object from explore --json), found " + shown(root));
+  if (r.u64("/lockstep_explore_summary") != 1) r.fail("/lockstep_explore_summary", "version 1");
+  explore_summary s;
+  s.config = r.at("/config", "an object");
+  if (!s.config.is_object()) r.fail("/config", "an object, found " + shown(s.config));
+  r.string("/config/strategy");
+  s.label = s.config.contains("scenario") ? "scenario=" + r.string("/config/scenario")
+                                          : "program=" + r.string("/config/program");
+  r.u64("/config/seeds/first");
+  r.u64("/config/seeds/last");
+  r.u64("/config/stop_after");
+  if (root.contains("shard")) {
+    const auto count = r.u64_in("/shard/count", 1, 65536);
+    s.shard = std::pair{r.u64_in("/shard/index", 0, count - 1), count};
+  }
+  s.probe_runs = r.u64("/probe_runs");
+  s.stopped = r.string("/stopped");
+  const auto& hashes = r.at("/trace_hashes", "an array of trace hashes");
+  if (!hashes.is_array()) r.fail("/trace_hashes", "an array of trace hashes, found " + shown(hashes));
+  for (std::size_t i = 0; i < hashes.size(); ++i) {
+    s.trace_hashes.push_back(parse_hash(r, hashes[i], "/trace_hashes/" + std::to_string(i)));
+  }
+  if (r.u64("/runs") != s.runs()) r.fail("/runs", "the number of /trace_hashes (" + std::to_string(s.runs()) + ")");
+  const auto& failing = r.at("/failing_seeds", "an array");
+  if (!failing.is_array()) r.fail("/failing_seeds", "an array, found " + shown(failing));
+  for (std::size_t i = 0; i < failing.size(); ++i) {
+    const std::string p = "/failing_seeds/" + std::to_string(i);
+    failing_seed f;
+    f.seed = r.u64(p + "/seed");
+    f.kind = r.string(p + "/kind");
+    f.reason = r.string(p + "/reason");
+    f.message = r.string(p + "/message");
+    f.record = r.string(p + "/record");
+    f.command = r.string(p + "/command");
+    if (!s.failures.empty() && f.seed <= s.failures.back().seed) r.fail(p + "/seed", "seeds in increasing order");
+    s.failures.push_back(std::move(f));
+  }
+  if (r.u64("/failures") != s.failures.size()) r.fail("/failures", "the number of /failing_seeds");
+  if (root.contains("wall")) {
+    const auto& w = root["wall"];
+    if (w.is_object() && w.contains("seconds") && w["seconds"].is_number()) s.wall_seconds = w["seconds"].get<double>();
+    if (w.is_object() && w.contains("jobs") && w["jobs"].is_number_unsigned()) s.jobs = w["jobs"].get<unsigned>();
+  }
+  return s;
+}
+
+void print_summary(std::ostream& os, const explore_summary& s) {
+  const auto& seeds = s.config["seeds"];
+  os << "summary: " << s.label << " strategy=" << s.config["strategy"].get<std::string>() << " seeds="
+     << seeds["first"].get<std::uint64_t>() << ".." << seeds["last"].get<std::uint64_t>();
+  if (s.shard) os << " shard=" << s.shard->first << "/" << s.shard->second;
+  os << ": " << s.runs() << " runs";
+  if (s.probe_runs > 0) os << " (+" << s.probe_runs << " random runs that sized pct's k)";
+  os << ", " << s.failures.size() << " failures, " << s.distinct_schedules() << " distinct schedules, stopped: "
+     << s.stopped << "\n";
+  std::map<std::string, std::uint64_t> by_reason;
+  for (const auto& f : s.failures) ++by_reason[f.reason];
+  for (const auto& [reason, n] : by_reason) os << "  failures by reason: " << reason << ": " << n << "\n";
+  // A run left going may find thousands: the first few here, every one in --json.
+  constexpr std::size_t listed = 20;
+  for (std::size_t i = 0; i < s.failures.size() && i < listed; ++i) {
+    const auto& f = s.failures[i];
+    os << "  failing seed " << f.seed << ": " << f.reason << "\n    " << (f.record.empty() ? "rerun" : "replay")
+       << " with: " << f.command << "\n";
+  }
+  if (s.failures.size() > listed) {
+    os << "  ... and " << s.failures.size() - listed << " more failing seeds (every one is in --json and --junit)\n";
+  }
+  char line[160];
+  const double secs = s.wall_seconds > 0 ? s.wall_seconds : 1e-9;
+  std::snprintf(line, sizeof line, "wall: %.2f s, %.0f runs/s, %.0f executions/s, jobs=%u\n", s.wall_seconds,
+                static_cast<double>(s.runs()) / secs, static_cast<double>(s.runs() + s.probe_runs) / secs, s.jobs);
+  os << line;
+}
+
+namespace {
+
+/// Text for XML character data and attributes: the five specials escaped, and
+/// bytes XML 1.0 does not allow (controls other than tab and newline) shown as \xNN.
+std::string xml_text(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (c < 0x20 && c != '\t' && c != '\n') {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\x%02x", c);
+          out += hex;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string junit_xml(const explore_summary& s) {
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.3f", s.wall_seconds);
+  const std::string failed = s.failures.empty() ? "0" : "1";
+  const std::string name = s.label + " strategy=" + s.config["strategy"].get<std::string>();
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += "<testsuites name=\"lockstep explore\" tests=\"1\" failures=\"" + failed + "\" time=\"" + secs + "\">\n";
+  x += "  <testsuite name=\"lockstep explore\" tests=\"1\" failures=\"" + failed +
+       "\" errors=\"0\" skipped=\"0\" time=\"" + secs + "\">\n";
+  x += "    <testcase classname=\"lockstep.explore\" name=\"" + xml_text(name) + "\" time=\"" + secs + "\">\n";
+  for (const auto& f : s.failures) {
+    x += "      <failure type=\"" + xml_text(f.kind) + "\" message=\"" +
+         xml_text("seed " + std::to_string(f.seed) + ": " + f.reason) + "\">" +
+         xml_text("seed=" + std::to_string(f.seed) + "\nreason: " + f.reason + "\n" + f.message + "\n" +
+                  (f.record.empty() ? "rerun with: " : "replay with: ") + f.command) +
+         "</failure>\n";
+  }
+  x += "      <system-out>" +
+       xml_text(std::to_string(s.runs()) + " runs, " + std::to_string(s.failures.size()) + " failures, " +
+                std::to_string(s.distinct_schedules()) + " distinct schedules, stopped: " + s.stopped) +
+       "</system-out>\n";
+  x += "    </testcase>\n  </testsuite>\n</testsuites>\n";
+  return x;
+}
+
+}  // namespace lockstep::cli

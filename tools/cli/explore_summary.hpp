@@ -1,0 +1,66 @@
+// tools/cli/explore_summary.hpp — what an explore found, as text, as JSON
+// (--json; the input of `lockstep merge`) and as JUnit XML (--junit).
+//
+// Everything but `wall` is a function of (target, flags, seeds run): the
+// same whatever --jobs, and the same for K merged shards as for one machine.
+// The JSON keeps every run's trace hash in seed order (one short string a
+// run), so a merge can cut the shards at exactly the seed where one machine
+// would have stopped and count distinct schedules exactly.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace lockstep::cli {
+
+struct failing_seed {
+  std::uint64_t seed = 0;
+  std::string kind;     ///< sim::to_string(failure_kind)
+  std::string reason;   ///< "oracle NAME", "liveness NAME", else the kind
+  std::string message;  ///< the failure's message, without the executor's "[seed ...]" suffix
+  std::string record;   ///< where the record was written ("" when it was lost)
+  std::string command;  ///< the command that replays the record (or reruns the seed)
+};
+
+struct explore_summary {
+  /// What ran and how: scenario or program and options, strategy, cores, pct
+  /// settings, max_steps, the seed range and stop_after. Shards must agree on it.
+  nlohmann::json config;
+  std::string label;  ///< "scenario=FILE" or "program=NAME"
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> shard;  ///< (index, count) when sharded
+  std::vector<std::uint64_t> trace_hashes;  ///< one per run, in seed order
+  std::uint64_t probe_runs = 0;             ///< PCT's random runs that sized k (not counted in runs)
+  std::vector<failing_seed> failures;       ///< in seed order
+  /// complete | stop-after | time | SIGINT | SIGTERM
+  std::string stopped = "complete";
+  double wall_seconds = 0;
+  unsigned jobs = 0;
+
+  [[nodiscard]] std::uint64_t runs() const { return trace_hashes.size(); }
+  [[nodiscard]] std::uint64_t distinct_schedules() const;
+};
+
+/// "oracle NAME" / "liveness NAME" from a failure's message, else the kind.
+std::string failure_reason(const std::string& kind, const std::string& message);
+
+/// The exit code of the first failure in seed order; exit_held with none.
+int exit_code_of(const explore_summary& s);
+
+nlohmann::json to_json(const explore_summary& s);
+
+/// Reads a --json file back (strictly: errors name the file and the JSON pointer).
+explore_summary read_summary(const std::string& path);
+
+/// The summary lines every explore and merge ends with; the wall-clock figures
+/// are on the one line that starts with "wall:".
+void print_summary(std::ostream& os, const explore_summary& s);
+
+/// JUnit XML: one testcase (this scenario or program under this strategy),
+/// one <failure> per failing seed with its seed, reason and replay command.
+std::string junit_xml(const explore_summary& s);
+
+}  // namespace lockstep::cli

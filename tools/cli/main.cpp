@@ -1,0 +1,139 @@
+// The lockstep command line: run simulated programs, explore seeds, replay
+// failure records, check determinism.
+//
+// Exit codes: tools/exit_codes.hpp (the table is in --help and the README).
+// Every run prints `seed=` first and its trace hash last; every bad input is
+// one line on stderr and exit 2; a crash of the code under test still prints
+// the seed and the command that reruns it (tools/crash_report.hpp).
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <utility>
+#include <vector>
+
+#include "tools/cli/options.hpp"
+#include "tools/cli/report.hpp"
+#include "tools/cli/verbs.hpp"
+#include "tools/crash_report.hpp"
+#include "tools/exit_codes.hpp"
+#include "tools/programs.hpp"
+#include "tools/strict_json.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+constexpr const char* exit_code_table =
+    "Exit codes:\n"
+    "  0   every property held (replay: the recorded failure no longer reproduces)\n"
+    "  1   a run failed: an oracle, an uncaught exception, an abort, a resource limit\n"
+    "      (replay: the recorded failure reproduced, same trace hash, same decisions)\n"
+    "  2   bad input or usage (one line naming the flag or file, the JSON pointer and\n"
+    "      what was expected), or an output file that could not be written\n"
+    "  3   liveness: a deadlock, the step or virtual-time budget, a liveness oracle\n"
+    "  4   nondeterminism: a replay that diverged, check-determinism runs that differed\n"
+    "  86  a sanitizer report (sanitizer builds link in exitcode=86)\n"
+    "  128+N  the process died of signal N (a crash in the code under test); stderr\n"
+    "      names the run and the command that reruns it";
+
+}  // namespace
+}  // namespace lockstep::cli
+
+int main(int argc, char** argv) {
+  using namespace lockstep::cli;
+  crash_report::install();
+  if (argc > 0) set_invoked_as(argv[0]);
+  CLI::App app{"lockstep: deterministic simulation of concurrent components"};
+  app.require_subcommand(1);
+  app.footer(exit_code_table);
+
+  run_options run_opts;
+  auto* run = app.add_subcommand("run", "run one simulated program once");
+  add_run_flags(*run, run_opts, true);
+  run->add_option("--trace", run_opts.trace_out, "write the trace (JSON Lines) here");
+
+  run_options explore_opts;
+  explore_options explore_more;
+  auto* explore = app.add_subcommand(
+      "explore", "run many seeds on --jobs threads; record every failure until --stop-after (default 1); "
+                 "end with a summary");
+  add_run_flags(*explore, explore_opts, false);
+  add_explore_flags(*explore, explore_more);
+
+  std::vector<std::string> merge_inputs;
+  explore_options merge_out;
+  auto* merge = app.add_subcommand("merge", "combine the --json summaries of explore --shard I/N runs into "
+                                            "the report one machine would have written");
+  merge->add_option("results", merge_inputs, "the shards' --json files, one per shard, in any order")->required();
+  merge->add_option("--json", merge_out.json_out, "write the merged summary as JSON to this file");
+  merge->add_option("--junit", merge_out.junit_out, "write the merged summary as JUnit XML to this file");
+
+  std::string replay_path, replay_trace;
+  auto* replay = app.add_subcommand("replay", "replay a failure record's decisions; compare trace hashes");
+  replay->add_option("record", replay_path, "failure record (JSON)")->required();
+  replay->add_option("--trace", replay_trace, "write the replayed trace (JSON Lines) here");
+
+  run_options det_opts;
+  det_opts.seeds_text = "10";
+  auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
+  add_run_flags(*det, det_opts, false);
+
+  std::string demo_dir = ".";
+  std::string demo_library = "scenarios";
+  std::string demo_seeds = "200";
+  auto* demo = app.add_subcommand(
+      "demo", "the main job: explore the scenario library and the programs, then catch and replay planted bugs");
+  demo->add_option("--record-dir", demo_dir, "where the demo writes its failure records");
+  demo->add_option("--library", demo_library, "the scenario library (its canaries/ holds the planted bugs)");
+  demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario, program and strategy (default 200)");
+
+  auto* list = app.add_subcommand("programs", "list the simulated programs");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, like every other bad input (CLI11's own adds a help hint).
+    std::cerr << "lockstep: " << printable(e.what(), 300) << " (see --help)\n";
+    return exit_bad_input;
+  }
+  for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
+    opts->record_given = sub->count("--record") > 0;
+    opts->file_given = sub->count("file") > 0;
+    opts->cores_given = sub->count("--cores") > 0;
+    opts->program_given = sub->count("--program") > 0;
+    opts->options_given = sub->count("--options") > 0;
+  }
+  run_opts.trace_given = run->count("--trace") > 0;
+  explore_opts.first_seed_given = explore->count("--first-seed") > 0;
+  det_opts.first_seed_given = det->count("--first-seed") > 0;
+  explore_more.json_given = explore->count("--json") > 0;
+  explore_more.junit_given = explore->count("--junit") > 0;
+  merge_out.json_given = merge->count("--json") > 0;
+  merge_out.junit_given = merge->count("--junit") > 0;
+
+  try {
+    if (*run) return cmd_run(run_opts);
+    if (*explore) return cmd_explore(explore_opts, explore_more);
+    if (*merge) return cmd_merge(merge_inputs, merge_out);
+    if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
+    if (*det) return cmd_check_determinism(det_opts);
+    if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
+    if (*list) {
+      for (const auto& [name, p] : programs()) std::cout << name << ": " << p.description << "\n";
+      return exit_held;
+    }
+  } catch (const input_error& e) {
+    std::cout.flush();
+    std::cerr << "lockstep: " << e.what() << "\n";
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    // Not the input's fault, but not a run's failure either: never terminate().
+    std::cout.flush();
+    std::cerr << "lockstep: error: " << printable(e.what(), 300) << "\n";
+    return exit_bad_input;
+  }
+  return exit_bad_input;
+}
+

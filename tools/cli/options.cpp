@@ -1,0 +1,158 @@
+#include "tools/cli/options.hpp"
+
+#include <thread>
+
+#include "tools/output_file.hpp"
+#include "tools/strict_json.hpp"
+
+namespace lockstep::cli {
+
+std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::uint64_t min, std::uint64_t max) {
+  const std::string expected = flag + ": expected a decimal integer from " + std::to_string(min) + " to " +
+                               std::to_string(max) + ", found '" + printable(text, max_shown_chars) + "'";
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) throw input_error(expected);
+  std::uint64_t v = 0;
+  for (char c : text) {
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) throw input_error(expected);
+    v = v * 10 + digit;
+  }
+  if (v < min || v > max) throw input_error(expected);
+  return v;
+}
+
+void resolve(run_options& o, bool with_seed) {
+  if (with_seed) {
+    o.seed = parse_u64("--seed", o.seed_text, 0, UINT64_MAX);
+  } else {
+    o.first_seed = parse_u64("--first-seed", o.first_seed_text, 0, UINT64_MAX);
+    if (const auto dots = o.seeds_text.find(".."); dots != std::string::npos) {
+      // --seeds A..B (both included), or A.. up to 2^64-1 for a run bounded by --runs or --time.
+      if (o.first_seed_given) {
+        throw input_error("--seeds " + printable(o.seeds_text, max_shown_chars) +
+                          ": expected either a range A..B or --first-seed with a count, found both");
+      }
+      const std::string b = o.seeds_text.substr(dots + 2);
+      o.first_seed = parse_u64("--seeds (the range's first seed A of A..B)", o.seeds_text.substr(0, dots), 0, UINT64_MAX);
+      o.last_seed = b.empty() ? UINT64_MAX
+                              : parse_u64("--seeds (the range's last seed B of A..B)", b, o.first_seed, UINT64_MAX);
+      // A count for whoever needs one (check-determinism), saturated: 0..2^64-1 has 2^64 seeds.
+      o.seeds = o.last_seed - o.first_seed == UINT64_MAX ? UINT64_MAX : o.last_seed - o.first_seed + 1;
+    } else {
+      o.seeds = parse_u64("--seeds", o.seeds_text, 1, std::uint64_t{1} << 40);
+      // The last seed is first + seeds - 1: it must not wrap past 2^64 - 1.
+      if (o.first_seed > UINT64_MAX - (o.seeds - 1)) {
+        throw input_error("--first-seed " + o.first_seed_text + " with --seeds " + o.seeds_text +
+                          ": expected a range ending at most at 18446744073709551615, found one past it");
+      }
+      o.last_seed = o.first_seed + (o.seeds - 1);
+    }
+  }
+  o.cores = static_cast<std::uint32_t>(parse_u64("--cores", o.cores_text, 1, 64));
+  o.pct_depth = static_cast<std::uint32_t>(parse_u64("--pct-depth", o.pct_depth_text, 1, 64));
+  o.pct_steps = parse_u64("--pct-steps", o.pct_steps_text, 0, UINT64_MAX);
+  o.max_steps = parse_u64("--max-steps", o.max_steps_text, 1, UINT64_MAX);
+  if (o.trace_given) check_output_path("--trace", o.trace_out);
+  if (o.record_given) check_output_path("--record", o.record_out);
+}
+
+namespace {
+
+/// --time: digits and a unit (ms, s, m, h); at least 1 ms, at most a year.
+std::uint64_t parse_duration_ms(const std::string& text) {
+  const std::string expected = "--time: expected a wall-clock duration like 30s, 5m or 2h (digits then ms, s, m "
+                               "or h; 1ms to 8760h), found '" + printable(text, max_shown_chars) + "'";
+  const auto unit_at = text.find_first_not_of("0123456789");
+  if (unit_at == 0 || unit_at == std::string::npos || unit_at > 12) throw input_error(expected);
+  const std::string unit = text.substr(unit_at);
+  std::uint64_t scale = 0;
+  if (unit == "ms") scale = 1;
+  if (unit == "s") scale = 1000;
+  if (unit == "m") scale = 60'000;
+  if (unit == "h") scale = 3'600'000;
+  if (scale == 0) throw input_error(expected);
+  const std::uint64_t n = std::stoull(text.substr(0, unit_at));  // at most 12 digits: no overflow below
+  const std::uint64_t ms = n * scale;
+  if (ms < 1 || ms > 8760ULL * 3'600'000) throw input_error(expected);
+  return ms;
+}
+
+}  // namespace
+
+void resolve_explore(run_options& o, explore_options& e) {
+  if (e.jobs_text.empty()) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    e.jobs = cores == 0 ? 1 : cores;  // 0: the machine would not say
+  } else {
+    e.jobs = static_cast<unsigned>(parse_u64("--jobs", e.jobs_text, 1, 1024));
+  }
+  if (!e.runs_text.empty()) {
+    const std::uint64_t runs = parse_u64("--runs", e.runs_text, 1, UINT64_MAX);
+    // The range's first N seeds, whatever the shard: so N runs over K shards merge into the N of one machine.
+    if (o.last_seed - o.first_seed >= runs) o.last_seed = o.first_seed + (runs - 1);
+  }
+  if (!e.time_text.empty()) e.time_limit_ms = parse_duration_ms(e.time_text);
+  e.stop_after = parse_u64("--stop-after", e.stop_after_text, 0, UINT64_MAX);
+  const auto slash = e.shard_text.find('/');
+  const std::string expected_shard = "--shard: expected I/N, the shard's index I from 0 to N-1 and the count N "
+                                     "from 1 to 65536, found '" + printable(e.shard_text, max_shown_chars) + "'";
+  if (slash == std::string::npos) throw input_error(expected_shard);
+  try {
+    e.shard_count = parse_u64("--shard", e.shard_text.substr(slash + 1), 1, 65536);
+    e.shard_index = parse_u64("--shard", e.shard_text.substr(0, slash), 0, e.shard_count - 1);
+  } catch (const input_error&) {
+    throw input_error(expected_shard);
+  }
+  e.sharded = e.shard_count > 1;
+  if (o.record_given && e.stop_after != 1) {
+    throw input_error("--record: names one file, expected --stop-after 1 with it (without --record every "
+                      "failure has its own file), found --stop-after " + e.stop_after_text);
+  }
+  if (e.json_given) check_output_path("--json", e.json_out);
+  if (e.junit_given) check_output_path("--junit", e.junit_out);
+}
+
+void add_explore_flags(CLI::App& app, explore_options& e) {
+  app.add_option("--jobs", e.jobs_text,
+                 "OS threads running seeds, each with its own executor (1 to 1024; default: the machine's "
+                 "cores); failures, records and summary are the same whatever N");
+  app.add_option("--runs", e.runs_text, "run at most the range's first N seeds (a shard runs its share of them)");
+  app.add_option("--time", e.time_text,
+                 "wall-clock budget, like 30s, 5m or 2h: then stop taking seeds, finish the runs in flight "
+                 "and report the seeds done");
+  app.add_option("--stop-after", e.stop_after_text,
+                 "stop after N failures, counted in seed order (default 1; 0: never stop on failures)");
+  app.add_option("--shard", e.shard_text,
+                 "run shard I of N (0 <= I < N): the seeds s with (s - first) mod N = I; `lockstep merge` "
+                 "combines the shards' --json files");
+  app.add_option("--json", e.json_out, "write the summary as JSON to this file (the input of `lockstep merge`)");
+  app.add_option("--junit", e.junit_out,
+                 "write JUnit XML to this file: one testcase per scenario and strategy, a failure per failing seed");
+}
+
+void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
+  app.add_option("file", o.file, "a scenario file (JSON, scenarios/README.md); instead of --program");
+  app.add_option("--program", o.program, "simulated program (see `lockstep programs`)");
+  app.add_option("--options", o.options_json, "the program's options as a JSON object");
+  if (with_seed) {
+    app.add_option("--seed", o.seed_text, "seed of the run (decimal, 0 to 2^64-1)");
+  } else {
+    app.add_option("--first-seed", o.first_seed_text, "first seed (decimal)");
+    app.add_option("--seeds", o.seeds_text,
+                   "how many seeds from --first-seed (1 to 2^40), or a range A..B (both included; A.. runs "
+                   "to 2^64-1, for --runs or --time to bound)");
+  }
+  app.add_option("--strategy", o.strategy, "random | pct | fifo")
+      ->check(CLI::IsMember({"random", "pct", "fifo"}));
+  app.add_option("--cores", o.cores_text, "simulated cores (1 to 64)");
+  app.add_option("--pct-depth", o.pct_depth_text, "PCT bug depth d (d-1 priority change points; 1 to 64)");
+  app.add_option("--pct-steps", o.pct_steps_text,
+                 "PCT: steps k the change points are drawn from (default 0: the length of a random run "
+                 "of the same program and seed, so change points land inside the run)");
+  app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
+  app.add_option("--record", o.record_out,
+                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here; for a "
+                 "scenario, results/failures/FILE-STRATEGY-SEED.json)");
+}
+
+}  // namespace lockstep::cli

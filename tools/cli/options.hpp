@@ -1,0 +1,80 @@
+// tools/cli/options.hpp — the flags shared by run, explore and
+// check-determinism, taken as text and checked by resolve() (one line, exit 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+namespace lockstep::cli {
+
+// Numbers are taken as text and parsed by parse_u64: CLI11 would accept "-1"
+// (wrapping it), " 1" or "0x10" for an unsigned flag.
+struct run_options {
+  std::string program = "pipeline";
+  std::string options_json = "{}";
+  std::string seed_text = "1";        // run
+  std::string first_seed_text = "1";  // explore, check-determinism
+  std::string seeds_text = "100";
+  std::string strategy = "random";
+  std::string cores_text = "2";
+  std::string pct_depth_text = "3";
+  std::string pct_steps_text = "0";
+  std::string max_steps_text = "10000000";
+  std::string trace_out;
+  std::string record_out;
+  std::string file;  // a scenario file: selects scenario mode
+  bool trace_given = false;
+  bool record_given = false;
+  bool file_given = false;
+  bool cores_given = false;
+  bool program_given = false;
+  bool options_given = false;
+  bool first_seed_given = false;
+
+  std::uint64_t seed = 1;
+  std::uint64_t first_seed = 1;
+  std::uint64_t seeds = 100;
+  std::uint64_t last_seed = 100;  // explore, check-determinism: first_seed + seeds - 1, or B of --seeds A..B
+  std::uint32_t cores = 2;
+  std::uint32_t pct_depth = 3;
+  std::uint64_t pct_steps = 0;  // 0: measured from a random run of the same program and seed
+  std::uint64_t max_steps = 10'000'000;
+};
+
+/// explore's own flags: workers, budgets, shard, summaries (text until resolve_explore).
+struct explore_options {
+  std::string jobs_text;  // empty: the machine's cores
+  std::string runs_text;
+  std::string time_text;
+  std::string stop_after_text = "1";
+  std::string shard_text = "0/1";
+  std::string json_out;
+  std::string junit_out;
+  bool json_given = false;
+  bool junit_given = false;
+
+  unsigned jobs = 1;
+  std::uint64_t stop_after = 1;  // 0: never stop on failures
+  std::uint64_t time_limit_ms = 0;  // 0: no wall-clock budget
+  std::uint64_t shard_index = 0;
+  std::uint64_t shard_count = 1;
+  bool sharded = false;
+};
+
+/// Strict decimal: digits only (no sign, space, base prefix), no overflow, in [min, max].
+std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::uint64_t min, std::uint64_t max);
+
+/// Parses and range-checks the text flags into their numbers; checks output paths.
+void resolve(run_options& o, bool with_seed);
+
+/// Checks explore's flags; --runs N narrows the range to its first N seeds.
+void resolve_explore(run_options& o, explore_options& e);
+
+/// Adds --jobs, --runs, --time, --stop-after, --shard, --json, --junit.
+void add_explore_flags(CLI::App& app, explore_options& e);
+
+/// Adds FILE, --program, --options, the seed flags, --strategy, --cores, the PCT flags, --max-steps, --record.
+void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
+
+}  // namespace lockstep::cli

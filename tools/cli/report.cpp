@@ -1,0 +1,116 @@
+#include "tools/cli/report.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include "tools/crash_report.hpp"
+#include "tools/exit_codes.hpp"
+#include "tools/failure_record.hpp"
+#include "tools/output_file.hpp"
+#include "tools/strict_json.hpp"
+
+namespace lockstep::cli {
+
+namespace {
+std::string invoked_as_ = "lockstep";  // set once by main, before any thread starts
+}  // namespace
+
+void set_invoked_as(const std::string& argv0) {
+  if (argv0.empty()) return;
+  // Quoted only when the shell would split or expand it, so the usual
+  // build/tools/lockstep prints as typed.
+  invoked_as_ = argv0.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-=,:@%") ==
+                        std::string::npos
+                    ? argv0
+                    : shell_quote(argv0);
+}
+
+const std::string& invoked_as() { return invoked_as_; }
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// The one command that reruns this configuration (a seed's run is
+/// deterministic, so it reproduces a failure or a crash).
+std::string rerun_command(const prepared& p, const sim::run_config& c) {
+  std::string cmd = p.scen ? invoked_as_ + " run " + shell_quote(p.name)
+                           : invoked_as_ + " run --program " + p.name + " --options " + shell_quote(p.options.dump());
+  cmd += " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
+         std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps);
+  if (c.strategy == "pct") {
+    cmd += " --pct-depth " + std::to_string(c.options.pct_depth);
+    // 0 is "measure it": the rerun measures the same k again.
+    if (c.options.pct_steps != 0) cmd += " --pct-steps " + std::to_string(c.options.pct_steps);
+  }
+  return cmd;
+}
+
+std::string run_summary(const prepared& p, const sim::run_config& c) {
+  return (p.scen ? "scenario=" : "program=") + p.name + " seed=" + std::to_string(c.seed) +
+         " strategy=" + c.strategy + " cores=" + std::to_string(c.cores);
+}
+
+/// Stores what a crash during the next run prints: the run and its rerun command.
+void describe_run(const prepared& p, const sim::run_config& c) {
+  crash_report::describe("lockstep: crashed in the run " + run_summary(p, c) + "\nrerun with: " +
+                         rerun_command(p, c) + "\n");
+}
+
+/// Writes the trace; a failed write is reported on stderr and returns false.
+bool write_trace(const std::string& path, const std::string& text) {
+  const std::string why = write_output_file(path, text);
+  if (why.empty()) return true;
+  std::cerr << "lockstep: --trace " << printable(path, 200) << ": the trace was not written: " << why << "\n";
+  return false;
+}
+
+// Writes the record and prints where, with the one command that replays it.
+// If the record cannot be written the failure is still printed in full, with
+// the command that reruns it, and the run's exit code is kept.
+std::string replay_command(const std::string& record_path) {
+  return invoked_as_ + " replay " + shell_quote(record_path);
+}
+
+int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path,
+                   written_record* out) {
+  std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
+  failure_record rec{p.scen ? "" : p.name, p.options, c, r, "", nlohmann::json(), ""};
+  if (p.scen) {
+    rec.scenario = p.scen->document;
+    rec.scenario_file = p.name;
+  }
+  if (path.empty() && p.scen) {
+    // Scenario failures collect under results/failures/, named after the file.
+    path = "results/failures/" + std::filesystem::path(p.name).stem().string() + "-" + c.strategy + "-" +
+           std::to_string(c.seed) + ".json";
+    std::error_code ignored;  // a directory that cannot be made fails the write below, which says so
+    std::filesystem::create_directories("results/failures", ignored);
+  }
+  if (path.empty()) path = "lockstep-failure-" + p.name + "-" + std::to_string(c.seed) + ".json";
+  try {
+    write_failure_record(path, rec);
+    std::cout << "failure record: " << path << "\n"
+              << "replay with: " << replay_command(path) << "\n";
+    if (out) *out = {path, replay_command(path)};
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "lockstep: " << e.what() << "\n";
+    std::cout << "the failure record was lost; the failing run: " << run_summary(p, c) << "\n"
+              << "rerun with: " << rerun_command(p, c) << "\n";
+    if (out) *out = {"", rerun_command(p, c)};
+  }
+  std::cout.flush();
+  return exit_code_of(r.failed->kind);
+}
+
+void print_result_line(const sim::run_result& r) {
+  std::cout << "steps=" << r.steps << " virtual_time_ns=" << r.end_time_ns
+            << " decisions=" << r.decisions.size() << " outcome="
+            << (r.ok() ? std::string("ok") : std::string(sim::to_string(r.failed->kind)))
+            << " trace_hash=" << sim::hash_hex(r.trace_hash) << std::endl;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,26 @@
+// tools/cli/verbs.hpp — one function per verb of the command line, each in
+// its own file (tools/cli/cmd_*.cpp); main.cpp parses the flags and calls one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/cli/options.hpp"
+
+namespace lockstep::cli {
+
+int cmd_run(run_options o);
+int cmd_explore(run_options o, explore_options e);
+int cmd_merge(const std::vector<std::string>& inputs, const explore_options& out);
+int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given);
+int cmd_check_determinism(run_options o);
+int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text);
+
+struct explore_summary;
+/// explore's and merge's ending: the summary printed, the exit code of what
+/// it found (exit_bad_input when it found nothing but an output was not written).
+int finish_summary(const explore_summary& s, bool outputs_written);
+/// Writes --json and --junit; a failed write is one line on stderr and false.
+bool write_outputs(const explore_options& e, const explore_summary& s);
+
+}  // namespace lockstep::cli

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Goal: explore as a tool people leave running, and sharded over machines,
+# through the lockstep binary:
+#   (a) --jobs 1 and --jobs 2 print, record and summarise the same bytes
+#       (wall-clock figures aside), for a scenario and a --program, under
+#       random and pct;
+#   (b) 3 shards merged give the JSON of one run (cut at --stop-after too);
+#   (c) --seeds A..B, --seeds N, --runs, --stop-after and --time are honoured,
+#       with the counts checked; PCT's probe runs are counted;
+#   (d) SIGINT and SIGTERM stop a running explore: records written, summary
+#       printed, exit code of what was found;
+#   (e) --json and --junit are well-formed with the right counts; the
+#       progress line is drawn on a terminal only; the printed replay command
+#       works as printed (it names the binary as it was started);
+#   (f) bad input to each new flag and to merge is one line and exit 2.
+#
+#   explore_cli.sh LOCKSTEP_BINARY SCENARIOS_DIR
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+L=$(realpath "$1")
+S=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+case_timeout=60
+source "$here/expect.sh"
+
+canary="$S/canaries/lanes_send_after_unlock.json"
+healthy="$S/lanes_capacity_concurrent.json"
+
+check() {  # check NAME PYTHON ARGS...: a case that holds when PYTHON (argv in sys.argv[1:]) exits 0
+  name=$1
+  cases=$((cases + 1))
+  local py=$2
+  shift 2
+  python3 -c "$py" "$@" >check.out 2>&1 || fail "$(head -c 600 check.out)"
+}
+# The JSON summaries of two runs are equal but for their wall-clock fields.
+same_json='
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b): d.pop("wall")
+assert a == b, "the summaries differ: " + str([k for k in a if a[k] != b.get(k)])'
+
+# --- (a) --jobs 1 and --jobs 2: the same bytes -------------------------------
+jobs_case() {  # jobs_case NAME ARGS...: explore ARGS with --jobs 1 and 2, in j1/ and j2/
+  local n=$1
+  shift
+  for j in 1 2; do
+    mkdir -p "$n-j$j"
+    (cd "$n-j$j" && "$L" explore "$@" --jobs $j --json summary.json --junit junit.xml >stdout 2>stderr; echo $? >rc)
+  done
+  name="jobs_${n}" cases=$((cases + 1))
+  if ! cmp -s "$n-j1/rc" "$n-j2/rc"; then
+    fail "exit codes differ: $(cat "$n-j1/rc") and $(cat "$n-j2/rc")"
+  elif ! diff <(grep -v '^wall:\|runs/s' "$n-j1/stdout") <(grep -v '^wall:\|runs/s' "$n-j2/stdout") >diff.out; then
+    fail "stdout differs: $(head -c 400 diff.out)"
+  elif ! diff -r -x summary.json -x junit.xml -x stdout -x stderr -x rc "$n-j1" "$n-j2" >diff.out; then
+    fail "the records differ: $(head -c 400 diff.out)"
+  fi
+  check "jobs_${n}_summary" "$same_json" "$n-j1/summary.json" "$n-j2/summary.json"
+}
+jobs_case canary_random "$canary" --seeds 1..300 --stop-after 0
+jobs_case healthy_pct "$healthy" --seeds 1..400 --strategy pct --stop-after 0
+jobs_case program_pct --program grommet --options '{"canary":true}' --strategy pct --seeds 1..60 --stop-after 3
+# The cases above must have found something to compare.
+check jobs_found_failures '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert a["failures"] > 10 and a["runs"] == 300, a["failures"]
+assert b["failures"] == 3 and b["stopped"] == "stop-after", b["failures"]' canary_random-j1/summary.json program_pct-j1/summary.json
+name=jobs_summary_lists_twenty cases=$((cases + 1))
+[ "$(grep -c '^  failing seed ' canary_random-j1/stdout)" -eq 20 ] && grep -q '^  \.\.\. and [0-9]* more failing seeds' canary_random-j1/stdout ||
+  fail "the text summary does not list exactly the first 20 failing seeds"
+name=jobs_records_written cases=$((cases + 1))
+[ "$(ls canary_random-j2/results/failures | wc -l)" -gt 10 ] || fail "no records under canary_random-j2/results/failures"
+
+# --- (b) 3 shards + merge == one run ------------------------------------------
+shard_case() {  # shard_case NAME ARGS...
+  local n=$1
+  shift
+  mkdir -p "$n" && cd "$n" || return
+  "$L" explore "$@" --json one.json >one.out 2>&1
+  local one_rc=$?
+  for i in 2 0 1; do "$L" explore "$@" --shard "$i/3" --jobs 1 --json "s$i.json" >"s$i.out" 2>&1; done
+  expect "shard_${n}_merge" "$one_rc" "merged 3 shards" -- "$L" merge s1.json s2.json s0.json --json merged.json --junit merged.xml
+  check "shard_${n}_same" "$same_json" one.json merged.json
+  cd ..
+}
+shard_case canary_cut "$canary" --seeds 1..300 --stop-after 4
+shard_case canary_all "$canary" --seeds 1..200 --stop-after 0
+shard_case healthy_pct "$healthy" --seeds 11..130 --strategy pct --stop-after 0
+check shard_slices '
+import json, sys
+d = [json.load(open("canary_all/s%d.json" % i)) for i in range(3)]
+assert [x["runs"] for x in d] == [67, 67, 66], [x["runs"] for x in d]
+seeds = sorted(f["seed"] for x in d for f in x["failing_seeds"])
+for i, x in enumerate(d):
+    assert all((f["seed"] - 1) % 3 == i for f in x["failing_seeds"]), i
+assert seeds == [f["seed"] for f in json.load(open("canary_all/one.json"))["failing_seeds"]]
+m = json.load(open("canary_cut/merged.json"))
+assert m["stopped"] == "stop-after" and m["failures"] == 4, m["stopped"]'
+
+# --- (c) budgets -------------------------------------------------------------
+budget() {  # budget NAME PYTHON ARGS...: explore ARGS --json b.json, then PYTHON over the summary (d)
+  local n=$1 py=$2
+  shift 2
+  "$L" explore "$@" --json b.json >b.out 2>&1
+  check "$n" "import json; d = json.load(open('b.json')); $py"
+}
+budget budget_range 'assert d["runs"] == 20 and d["config"]["seeds"] == {"first": 5, "last": 24} and d["stopped"] == "complete"' \
+  "$healthy" --seeds 5..24
+budget budget_count 'assert d["runs"] == 30 and d["config"]["seeds"] == {"first": 1, "last": 30}' "$healthy" --seeds 30
+budget budget_first_seed 'assert d["runs"] == 9 and d["config"]["seeds"] == {"first": 7, "last": 15}' "$healthy" --first-seed 7 --seeds 9
+budget budget_runs 'assert d["runs"] == 7 and d["config"]["seeds"] == {"first": 100, "last": 106}' "$healthy" --seeds 100.. --runs 7
+budget budget_stop_after '
+f = d["failing_seeds"]
+assert d["failures"] == 2 and d["stopped"] == "stop-after" and len(f) == 2
+assert d["runs"] == f[1]["seed"], (d["runs"], f[1]["seed"])  # seeds 1..the second failure' "$canary" --seeds 1..1000 --stop-after 2
+budget budget_time 'assert d["stopped"] == "time" and 0 < d["runs"] < 10**9, d["stopped"]' "$healthy" --seeds 1.. --time 300ms
+name=budget_time_exit cases=$((cases + 1))
+grep -q "stopped: time" b.out || fail "no 'stopped: time' in the summary"
+budget budget_pct_probes 'assert d["probe_runs"] == d["runs"] == 25, d["probe_runs"]' "$healthy" --seeds 25 --strategy pct
+budget budget_pct_steps_given 'assert d["probe_runs"] == 0 and d["runs"] == 25' "$healthy" --seeds 25 --strategy pct --pct-steps 40
+expect budget_default_stops_at_first 1 "failures by reason: oracle exactly_once: 1" -- "$L" explore "$canary" --seeds 1000
+
+# --- (d) signals stop cleanly --------------------------------------------------
+# Polls (bounded) for TEXT in FILE: the explore has reached that point.
+wait_for() {
+  local i
+  for i in $(seq 1 400); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+signal_case() {  # signal_case NAME SIGNAL EXPECTED_RC WAIT_TEXT ARGS...
+  local n=$1 sig=$2 want=$3 text=$4
+  shift 4
+  mkdir -p "$n" && cd "$n" || return
+  "$L" explore "$@" --seeds 1.. --stop-after 0 --jobs 2 --json sig.json >sig.out 2>sig.err &
+  local pid=$!
+  name=$n cases=$((cases + 1))
+  if ! wait_for sig.out "$text"; then
+    kill -KILL $pid
+    fail "never printed '$text'"
+    cd ..
+    return
+  fi
+  kill "-$sig" $pid
+  wait $pid
+  local rc=$?
+  if [ $rc -ne "$want" ]; then
+    fail "exit code $rc, expected $want: $(tail -c 300 sig.err)"
+  elif ! grep -q "stopped: SIG$sig" sig.out; then
+    fail "no summary saying 'stopped: SIG$sig'"
+  fi
+  check "${n}_records" '
+import json, os, sys
+d = json.load(open("sig.json"))
+assert d["stopped"] == sys.argv[1], d["stopped"]
+printed = [l.split(": ", 1)[1] for l in open("sig.out").read().splitlines() if l.startswith("failure record: ")]
+assert [f["record"] for f in d["failing_seeds"]] == printed, "records printed and summarised differ"
+assert all(os.path.getsize(p) > 0 for p in printed), "a record is missing"
+# What was run is a prefix of the range: every failing seed is within it.
+assert all(f["seed"] <= d["runs"] for f in d["failing_seeds"])
+assert len(printed) >= int(sys.argv[2]), len(printed)' "SIG$sig" "$([ "$want" -eq 1 ] && echo 1 || echo 0)"
+  cd ..
+}
+signal_case sigint INT 1 "failure record: " "$canary"
+signal_case sigterm TERM 0 "^exploring " "$healthy"
+
+# --- (e) JSON, JUnit, progress, printed commands ------------------------------
+mkdir formats && cd formats || exit 1
+ln -s "$L" ./lockstep-here  # argv[0] as typed: the printed commands must use it
+expect formats_run 1 "stopped: complete" -- ./lockstep-here explore "$canary" --seeds 1..60 --stop-after 0 \
+  --json s.json --junit s.xml
+check formats_json_junit '
+import json, xml.etree.ElementTree as ET
+d = json.load(open("s.json"))
+assert d["runs"] == 60 and d["failures"] == len(d["failing_seeds"]) > 0
+assert sum(d["failures_by_reason"].values()) == d["failures"]
+assert d["distinct_schedules"] == len(set(d["trace_hashes"])) and len(d["trace_hashes"]) == 60
+t = ET.parse("s.xml").getroot()
+cases = t.findall(".//testcase")
+fails = t.findall(".//failure")
+assert len(cases) == 1 and len(fails) == d["failures"], (len(cases), len(fails))
+assert t.find("testsuite").get("failures") == "1" and t.find("testsuite").get("tests") == "1"
+for f, s in zip(fails, d["failing_seeds"]):
+    assert f.get("message") == "seed %d: oracle exactly_once" % s["seed"], f.get("message")
+    assert ("replay with: ./lockstep-here replay " in f.text) and ("seed=%d" % s["seed"]) in f.text'
+cmd=$(python3 -c 'import json; print(json.load(open("s.json"))["failing_seeds"][0]["command"])')
+name=formats_replay_as_printed cases=$((cases + 1))
+case "$cmd" in "./lockstep-here replay 'results/failures/"*) ;; *) fail "printed command: $cmd" ;; esac
+expect formats_replay_works 1 "reproduced: the same trace hash" -- sh -c "$cmd"
+expect formats_clean_junit 0 "all 20 seeds held" -- "$L" explore "$healthy" --seeds 20 --junit ok.xml
+check formats_clean_junit_counts '
+import xml.etree.ElementTree as ET
+t = ET.parse("ok.xml").getroot()
+assert len(t.findall(".//testcase")) == 1 and not t.findall(".//failure") and t.get("failures") == "0"'
+name=progress_not_on_pipe cases=$((cases + 1))
+"$L" explore "$healthy" --seeds 1..3000 --jobs 1 >pipe.out 2>&1
+! grep -q $'\r' pipe.out || fail "a progress line on a pipe"
+# On a terminal (script(1) gives one): the line is drawn with \r and erased.
+name=progress_on_terminal cases=$((cases + 1))
+# --time: it lasts long enough for a redraw (every 100 ms) on any machine.
+script -qfec "$L explore $healthy --seeds 1.. --time 500ms --jobs 1" tty.out >/dev/null 2>&1
+grep -q $'\r\033\[K[0-9]* runs, [0-9]* runs/s, 0 failures, ETA [0-9.]*s, scenario=' tty.out || fail "no progress line on a terminal: $(tail -c 300 tty.out | od -c | head -5)"
+cd ..
+
+# --- (f) bad input ---------------------------------------------------------------
+expect bad_jobs_zero 2 "--jobs: expected a decimal integer from 1 to 1024, found '0'" -- "$L" explore "$healthy" --jobs 0
+expect bad_jobs_text 2 "--jobs: expected a decimal integer from 1 to 1024, found 'many'" -- "$L" explore "$healthy" --jobs many
+expect bad_runs_zero 2 "--runs: expected a decimal integer from 1 to 18446744073709551615, found '0'" -- "$L" explore "$healthy" --runs 0
+expect bad_time_unitless 2 "--time: expected a wall-clock duration like 30s, 5m or 2h (digits then ms, s, m or h; 1ms to 8760h), found '30'" -- \
+  "$L" explore "$healthy" --time 30
+expect bad_time_zero 2 "--time: expected a wall-clock duration like 30s" -- "$L" explore "$healthy" --time 0s
+expect bad_time_unit 2 "found '3d'" -- "$L" explore "$healthy" --time 3d
+expect bad_stop_after 2 "--stop-after: expected a decimal integer from 0 to 18446744073709551615, found '-1'" -- \
+  "$L" explore "$healthy" --stop-after -1
+expect bad_shard_index 2 "--shard: expected I/N, the shard's index I from 0 to N-1 and the count N from 1 to 65536, found '3/3'" -- \
+  "$L" explore "$healthy" --shard 3/3
+expect bad_shard_form 2 "--shard: expected I/N, the shard's index I from 0 to N-1 and the count N from 1 to 65536, found '1'" -- \
+  "$L" explore "$healthy" --shard 1
+expect bad_seeds_reversed 2 "--seeds (the range's last seed B of A..B): expected a decimal integer from 10 to 18446744073709551615, found '5'" -- \
+  "$L" explore "$healthy" --seeds 10..5
+expect bad_seeds_range_start 2 "--seeds (the range's first seed A of A..B): expected a decimal integer from 0 to 18446744073709551615, found 'x'" -- \
+  "$L" explore "$healthy" --seeds x..5
+expect bad_seeds_range_and_first 2 "--seeds 5..10: expected either a range A..B or --first-seed with a count, found both" -- \
+  "$L" explore "$healthy" --seeds 5..10 --first-seed 3
+expect bad_json_path 2 "--json nodir/s.json" -- "$L" explore "$healthy" --json nodir/s.json
+mkdir adir
+expect bad_junit_dir 2 "--junit adir" -- "$L" explore "$healthy" --junit adir
+expect bad_record_many 2 "--record: names one file, expected --stop-after 1 with it" -- \
+  "$L" explore "$canary" --record r.json --stop-after 2
+cd canary_cut || exit 1
+printf '{"lockstep_explore_summary": 1,' >malformed.json
+expect bad_merge_malformed 2 "malformed.json: byte 32: syntax error" -- "$L" merge s0.json malformed.json
+expect bad_merge_missing 2 "merge: expected one summary for each shard 0..2 of 3, found none for shard 2" -- "$L" merge s0.json s1.json
+expect bad_merge_overlap 2 "merge: s0.json: /shard/index: expected each shard once, found shard 0/3 again (also s0.json)" -- \
+  "$L" merge s0.json s1.json s0.json
+"$L" explore "$canary" --seeds 1..300 --stop-after 4 --strategy pct --shard 2/3 --json pct2.json >/dev/null 2>&1
+expect bad_merge_other_strategy 2 "merge: pct2.json: /config/strategy: expected the same as in s0.json" -- \
+  "$L" merge s0.json s1.json pct2.json
+"$L" explore "$canary" --seeds 1..299 --stop-after 4 --shard 2/3 --json range2.json >/dev/null 2>&1
+expect bad_merge_other_range 2 "merge: range2.json: /config/seeds: expected the same as in s0.json" -- \
+  "$L" merge s0.json s1.json range2.json
+"$L" explore "$canary" --seeds 1..300 --stop-after 4 --shard 1/2 --json half.json >/dev/null 2>&1
+expect bad_merge_counts 2 "merge: half.json: /shard/count: expected 3 as in s0.json, found 2" -- "$L" merge s0.json half.json
+expect bad_merge_not_summary 2 "results/failures/lanes_send_after_unlock-random-1.json: /lockstep_explore_summary: expected a field holding" -- \
+  "$L" merge results/failures/lanes_send_after_unlock-random-1.json
+expect bad_merge_json_out 2 "--json nodir/m.json" -- "$L" merge s0.json s1.json s2.json --json nodir/m.json
+cd ..
+
+echo "explore_cli: $cases cases, $failures failed"
+[ "$failures" -eq 0 ]
