@@ -79,7 +79,7 @@ int demo_row(const demo_subject& d, const std::string& strategy, std::uint64_t s
       const std::string path = record_dir + "/lockstep-demo-failure-" + std::to_string(seed) + ".json";
       return report_failure(d.p, c, r, path);
     }
-    schedules.insert(r.trace_hash);
+    schedules.insert(schedule_hash_of(r));
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   total_runs += seeds;

@@ -125,6 +125,7 @@ int cmd_explore(run_options o, explore_options e) {
       if (got == explore_runner::poll::end) break;
       if (got == explore_runner::poll::outcome) {
         s.trace_hashes.push_back(out.trace_hash);
+        s.schedule_hashes.push_back(out.schedule_hash);
         if (out.probed) ++s.probe_runs;
         if (out.failure) {
           progress.clear();

@@ -100,6 +100,7 @@ explore_summary walk(const std::vector<const shard_input*>& shards) {
       m.stopped = x.s.stopped;  // it stopped early (time, a signal): one machine's run would end here too
       break;
     }
+    m.schedule_hashes.push_back(x.s.schedule_hashes[run_at[i]]);
     m.trace_hashes.push_back(x.s.trace_hashes[run_at[i]++]);
     const auto& fs = x.s.failures;
     if (failure_at[i] < fs.size() && fs[failure_at[i]].seed < seed) {

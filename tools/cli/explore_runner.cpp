@@ -46,6 +46,7 @@ seed_outcome explore_runner::run_seed(std::uint64_t seed) const {
   auto r = run_once(p_, c);
   crash_report::clear();
   out.trace_hash = r.trace_hash;
+  out.schedule_hash = schedule_hash_of(r);
   if (!r.ok()) out.failure = std::make_unique<failed_run>(failed_run{std::move(c), std::move(r)});
   return out;
 }

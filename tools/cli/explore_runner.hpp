@@ -48,6 +48,7 @@ struct failed_run {
 struct seed_outcome {
   std::uint64_t seed = 0;
   std::uint64_t trace_hash = 0;
+  std::uint64_t schedule_hash = 0;  ///< schedule_hash_of (prepared.hpp)
   bool probed = false;  ///< PCT's k was measured by a random run of this seed first
   std::unique_ptr<failed_run> failure;
 };

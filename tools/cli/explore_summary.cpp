@@ -12,7 +12,7 @@
 namespace lockstep::cli {
 
 std::uint64_t explore_summary::distinct_schedules() const {
-  std::vector<std::uint64_t> h = trace_hashes;
+  std::vector<std::uint64_t> h = schedule_hashes;
   std::sort(h.begin(), h.end());
   return static_cast<std::uint64_t>(std::unique(h.begin(), h.end()) - h.begin());
 }
@@ -58,6 +58,8 @@ nlohmann::json to_json(const explore_summary& s) {
   }
   auto& hashes = j["trace_hashes"] = nlohmann::json::array();
   for (auto h : s.trace_hashes) hashes.push_back(sim::hash_hex(h));
+  auto& schedules = j["schedule_hashes"] = nlohmann::json::array();
+  for (auto h : s.schedule_hashes) schedules.push_back(sim::hash_hex(h));
   // The only fields that depend on the machine and the moment.
   j["wall"] = {{"seconds", s.wall_seconds},
                {"runs_per_s", s.wall_seconds > 0 ? static_cast<double>(s.runs()) / s.wall_seconds : 0.0},
@@ -72,7 +74,7 @@ namespace {
 std::uint64_t parse_hash(const json_reader& r, const nlohmann::json& v, const std::string& pointer) {
   if (!v.is_string() || v.get<std::string>().size() != 16 ||
       v.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos) {
-    r.fail(pointer, "a trace hash of 16 hex digits, found " + shown(v));
+    r.fail(pointer, "a hash of 16 hex digits, found " + shown(v));
   }
   return std::stoull(v.get<std::string>(), nullptr, 16);
 }
@@ -103,6 +105,13 @@ explore_summary read_summary(const std::string& path) {
   if (!hashes.is_array()) r.fail("/trace_hashes", "an array of trace hashes, found " + shown(hashes));
   for (std::size_t i = 0; i < hashes.size(); ++i) {
     s.trace_hashes.push_back(parse_hash(r, hashes[i], "/trace_hashes/" + std::to_string(i)));
+  }
+  const auto& schedules = r.at("/schedule_hashes", "an array of schedule hashes");
+  if (!schedules.is_array() || schedules.size() != hashes.size()) {
+    r.fail("/schedule_hashes", "an array of schedule hashes as long as /trace_hashes, found " + shown(schedules));
+  }
+  for (std::size_t i = 0; i < schedules.size(); ++i) {
+    s.schedule_hashes.push_back(parse_hash(r, schedules[i], "/schedule_hashes/" + std::to_string(i)));
   }
   if (r.u64("/runs") != s.runs()) r.fail("/runs", "the number of /trace_hashes (" + std::to_string(s.runs()) + ")");
   const auto& failing = r.at("/failing_seeds", "an array");

@@ -32,7 +32,8 @@ struct explore_summary {
   nlohmann::json config;
   std::string label;  ///< "scenario=FILE" or "program=NAME"
   std::optional<std::pair<std::uint64_t, std::uint64_t>> shard;  ///< (index, count) when sharded
-  std::vector<std::uint64_t> trace_hashes;  ///< one per run, in seed order
+  std::vector<std::uint64_t> trace_hashes;     ///< one per run, in seed order
+  std::vector<std::uint64_t> schedule_hashes;  ///< one per run: its decisions hashed (schedule_hash_of)
   std::uint64_t probe_runs = 0;             ///< PCT's random runs that sized k (not counted in runs)
   std::vector<failing_seed> failures;       ///< in seed order
   /// complete | stop-after | time | SIGINT | SIGTERM

@@ -43,6 +43,20 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 /// Runs the program or scenario once under `c`.
 sim::run_result run_once(const prepared& p, const sim::run_config& c);
 
+/// What "distinct schedules" counts: the run's decisions (every pick and draw
+/// the strategy made), hashed. Not the trace hash: the trace starts with the
+/// seed, so every seed would count as a schedule of its own even under fifo.
+inline std::uint64_t schedule_hash_of(const sim::run_result& r) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the decisions' bytes, little-endian
+  for (const std::uint32_t d : r.decisions) {
+    for (int b = 0; b < 4; ++b) {
+      h ^= (d >> (8 * b)) & 0xffU;
+      h *= 0x100000001b3ULL;
+    }
+  }
+  return h;
+}
+
 /// `c` with PCT's k measured by a random run when it is 0 (see the definition).
 sim::run_config with_pct_steps(const prepared& p, sim::run_config c);
 

@@ -170,6 +170,12 @@ assert len(printed) >= int(sys.argv[2]), len(printed)' "SIG$sig" "$([ "$want" -e
 signal_case sigint INT 1 "failure record: " "$canary"
 signal_case sigterm TERM 0 "^exploring " "$healthy"
 
+# --- distinct schedules count decisions, not seeds: fifo makes one schedule ---
+expect schedules_fifo_one 0 "20 runs, 0 failures, 1 distinct schedules" -- \
+  "$L" explore "$S/shards_class_budgets_fifo.json" --strategy fifo --seeds 1..20
+expect schedules_random_many 0 "20 runs, 0 failures, 20 distinct schedules" -- \
+  "$L" explore "$healthy" --seeds 1..20
+
 # --- (e) JSON, JUnit, progress, printed commands ------------------------------
 mkdir formats && cd formats || exit 1
 ln -s "$L" ./lockstep-here  # argv[0] as typed: the printed commands must use it
@@ -180,7 +186,8 @@ import json, xml.etree.ElementTree as ET
 d = json.load(open("s.json"))
 assert d["runs"] == 60 and d["failures"] == len(d["failing_seeds"]) > 0
 assert sum(d["failures_by_reason"].values()) == d["failures"]
-assert d["distinct_schedules"] == len(set(d["trace_hashes"])) and len(d["trace_hashes"]) == 60
+assert d["distinct_schedules"] == len(set(d["schedule_hashes"])) and len(d["trace_hashes"]) == 60
+assert len(d["schedule_hashes"]) == 60
 t = ET.parse("s.xml").getroot()
 cases = t.findall(".//testcase")
 fails = t.findall(".//failure")
