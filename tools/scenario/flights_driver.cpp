@@ -11,6 +11,7 @@
 
 #include "engine/single_flight.hpp"
 #include "tools/models/probation_model.hpp"
+#include "tools/scenario/draws.hpp"
 #include "tools/scenario/flight_events.hpp"
 #include "tools/scenario/flight_oracles.hpp"
 
@@ -67,10 +68,6 @@ flight_event about(flight_event_kind kind, key_type key, std::uint64_t flight) {
   e.key = key;
   e.flight = flight;
   return e;
-}
-
-std::uint64_t draw(runtime& rt, const duration& d) {
-  return d.lo == d.hi ? d.lo : d.lo + rt.random() % (d.hi - d.lo + 1);
 }
 
 // The first rule that matches wins; a percent rule draws only when reached,
@@ -189,7 +186,7 @@ void drive(runtime& rt, const scenario& s) {
         }
         if (stp.what != step::kind::join) continue;  // the reader refuses other components' steps
         for (std::uint64_t i = 0; i < stp.count; ++i) {
-          const key_type key = stp.key.random_below != 0 ? rt.random() % stp.key.random_below : stp.key.value;
+          const key_type key = draw(rt, stp.key);
           const std::uint64_t number = ++st->waiters;
           runtime::task w = rt.spawn_on(core, "waiter." + std::to_string(number),
                                         [&rt, &s, st, &f, key, number, core] {

@@ -11,6 +11,7 @@
 
 #include "engine/lanes.hpp"
 #include "tools/models/velo_model.hpp"
+#include "tools/scenario/draws.hpp"
 #include "tools/scenario/lane_events.hpp"
 #include "tools/scenario/lane_oracles.hpp"
 
@@ -69,10 +70,6 @@ struct log_closer {
   shared_state& st;
   ~log_closer() { st.log.close(); }
 };
-
-std::uint64_t draw(runtime& rt, const duration& d) {
-  return d.lo == d.hi ? d.lo : d.lo + rt.random() % (d.hi - d.lo + 1);
-}
 
 template <class Router>
 void drive(runtime& rt, const scenario& s) {
@@ -133,7 +130,7 @@ void drive(runtime& rt, const scenario& s) {
             break;  // the reader refuses other components' steps
           case step::kind::route:
             for (std::uint64_t i = 0; i < stp.count; ++i) {
-              const std::uint64_t key = stp.key.random_below != 0 ? rt.random() % stp.key.random_below : stp.key.value;
+              const std::uint64_t key = draw(rt, stp.key);
               const item it{key, a, seq++, next_id++};
               lane_event e{lane_event_kind::unrouted, 0, key, it.id, a, it.seq, 0, 0};
               if (std::shared_ptr<Router> handle = router) {

@@ -11,6 +11,7 @@
 
 #include "engine/router.hpp"
 #include "engine/shard.hpp"
+#include "tools/scenario/draws.hpp"
 #include "tools/scenario/shard_events.hpp"
 #include "tools/scenario/shard_oracles.hpp"
 
@@ -68,10 +69,6 @@ shard_event about(shard_event_kind kind, const shard_item& it, std::uint64_t sha
   e.cls = it.c;
   e.request_id = it.id;
   return e;
-}
-
-std::uint64_t draw(runtime& rt, const duration& d) {
-  return d.lo == d.hi ? d.lo : d.lo + rt.random() % (d.hi - d.lo + 1);
 }
 
 /// Does what behaviour.processor says, and logs each call.
@@ -318,12 +315,12 @@ void run_shards_scenario(runtime& rt, const scenario& s) {
             for (std::uint64_t i = 0; i < stp.count; ++i) {
               shard_item it;
               it.uid = ++next_uid;
-              it.k = stp.key.random_below != 0 ? rt.random() % stp.key.random_below : stp.key.value;
+              it.k = draw(rt, stp.key);
               it.c = stp.cls;
               it.ttl = stp.ttl_ns;
               if (stp.request_id) {
                 const key_spec& r = *stp.request_id;
-                it.id = r.random_below != 0 ? rt.random() % r.random_below : r.value;
+                it.id = draw(rt, r);
               }
               it.actor = a;
               it.seq = seq++;
