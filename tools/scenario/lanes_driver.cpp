@@ -14,62 +14,13 @@
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/lane_events.hpp"
 #include "tools/scenario/lane_oracles.hpp"
+#include "tools/scenario/lane_parts.hpp"
 
 namespace lockstep::scenario {
 namespace {
 
 using sim::runtime;
-using item = models::velo::item;  // key, producer (the actor's index), seq, id
-
-/// What the actors, the consumer and the observer share. Plain fields: the
-/// simulator runs every fiber on one OS thread.
-struct shared_state {
-  explicit shared_state(runtime& rt) : log(rt) {}
-  lane_event_log log;
-  std::map<sim::fiber_id, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
-  std::map<sim::fiber_id, std::uint64_t> lane_key;  // lane fiber -> the key of its items
-  std::uint64_t admitted = 0, handled = 0, created = 0, closed = 0;
-};
-
-class observer final : public lane_observer {
- public:
-  observer(runtime& rt, std::shared_ptr<shared_state> st) : rt_(rt), st_(std::move(st)) {}
-
-  // Called inside route() under the map lock, on the routing fiber.
-  void lane_created() override {
-    ++st_->created;
-    if (!st_->log.is_open()) return;  // teardown: there may be no current fiber to ask
-    const auto it = st_->routing.find(rt_.exec().current().id);
-    lane_event e{lane_event_kind::lane_created};
-    if (it != st_->routing.end()) e.key = it->second;
-    st_->log.record(e);
-  }
-
-  // Called from a lane's exit guard (a destructor): must not throw.
-  void lane_closed() override {
-    ++st_->closed;
-    if (!st_->log.is_open()) return;
-    try {
-      lane_event e{lane_event_kind::lane_closed};
-      e.lane = rt_.exec().current().id;
-      const auto it = st_->lane_key.find(static_cast<sim::fiber_id>(e.lane));
-      if (it != st_->lane_key.end()) e.key = it->second;
-      st_->log.record(e);
-    } catch (...) {
-      // Only allocation can fail here; losing one trace line beats terminate().
-    }
-  }
-
- private:
-  runtime& rt_;
-  std::shared_ptr<shared_state> st_;
-};
-
-/// Closes the log however drive() ends: what teardown does is not the scenario's.
-struct log_closer {
-  shared_state& st;
-  ~log_closer() { st.log.close(); }
-};
+using namespace lane_parts;  // NOLINT: the driver is built from these parts
 
 template <class Router>
 void drive(runtime& rt, const scenario& s) {
@@ -113,7 +64,6 @@ void drive(runtime& rt, const scenario& s) {
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
     const actor& act = s.actors[a];
     actors.push_back(rt.spawn_on(act.core, "actor." + act.name, [&, a] {
-      const sim::fiber_id me = rt.exec().current().id;
       std::uint64_t seq = 0;
       for (const step& stp : s.actors[a].steps) {
         switch (stp.what) {
@@ -132,16 +82,7 @@ void drive(runtime& rt, const scenario& s) {
             for (std::uint64_t i = 0; i < stp.count; ++i) {
               const std::uint64_t key = draw(rt, stp.key);
               const item it{key, a, seq++, next_id++};
-              lane_event e{lane_event_kind::unrouted, 0, key, it.id, a, it.seq, 0, 0};
-              if (std::shared_ptr<Router> handle = router) {
-                st->routing[me] = key;
-                const route_result<item> r = handle->route(key, it, sys.capacity);
-                st->routing.erase(me);
-                e.kind = r.ok() ? lane_event_kind::routed : lane_event_kind::refused;
-                e.depth = r.depth;
-                if (r.ok()) ++st->admitted;
-              }
-              st->log.record(e);
+              route_logged(rt, *st, router, it, sys.capacity);
               if (i + 1 < stp.count && stp.gap_ns > 0) rt.sleep_for(static_cast<std::int64_t>(stp.gap_ns));
             }
             break;

@@ -2,7 +2,9 @@
 // values, after the reader (scenario_reader.hpp) has checked it against the
 // schema and the rules the schema cannot express. A system holds the lane
 // router (velo), the shard scheduler (grommet) or the single-flight table
-// (probation); composing them is not implemented yet and the reader refuses it.
+// (probation), alone or composed: lanes in front, whose consumer looks the
+// item up in the single-flight table and/or forwards it to the shards, as
+// system.wiring says (composed_driver.hpp).
 #pragma once
 
 #include <cstdint>
@@ -191,6 +193,24 @@ inline const std::vector<std::string>& flight_oracle_names() {
   return names;
 }
 
+/// How a composed system's lane consumer uses the other components, for each
+/// item it is handed: join the single-flight table on key % lookup_key_mod
+/// (when single_flight is present), then, when the lookup answered ok (or
+/// there is none), submit the item to the shards (when present) under the
+/// lane item's key with forward_class and forward_ttl_ns.
+struct wiring_spec {
+  std::uint64_t lookup_key_mod = 0;  ///< 0: the lane item's own key
+  bool forward_via_try = false;
+  std::uint32_t forward_class = 0;
+  std::optional<std::int64_t> forward_ttl_ns;
+};
+
+/// The composition's own oracle: checked only in a composed system.
+inline const std::vector<std::string>& composed_oracle_names() {
+  static const std::vector<std::string> names = {"delivery"};
+  return names;
+}
+
 struct scenario {
   std::string source;        ///< the file it was read from (for messages and records)
   nlohmann::json document;   ///< the file as read: embedded whole in failure records
@@ -199,6 +219,7 @@ struct scenario {
   std::optional<lanes_system> lanes;
   std::optional<shards_system> shards;
   std::optional<flight_system> single_flight;
+  std::optional<wiring_spec> wiring;  ///< set exactly when more than one component is present
   duration consumer_duration;
   worker_behaviour worker;
   processor_behaviour processor;
@@ -206,6 +227,8 @@ struct scenario {
   std::vector<std::string> oracles;  ///< enabled; every one when the file names none
   std::int64_t liveness_ns = 1'000'000'000;
   std::optional<expectations> expect;
+
+  [[nodiscard]] bool composed() const { return wiring.has_value(); }
 
   [[nodiscard]] bool checks(const std::string& oracle) const {
     for (const auto& o : oracles)
