@@ -60,7 +60,7 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 }
 
 sim::run_result run_once(const prepared& p, const sim::run_config& c) {
-  if (p.scen) return sim::run(c, [&](sim::runtime& rt) { scenario::run_scenario(rt, *p.scen); });
+  if (p.scen) return scenario::run_scenario(c, *p.scen);  // applies expect_failure
   return sim::run(c, [&](sim::runtime& rt) { p.prog->run(rt, p.options); });
 }
 

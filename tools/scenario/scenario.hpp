@@ -211,6 +211,13 @@ inline const std::vector<std::string>& composed_oracle_names() {
   return names;
 }
 
+/// expect_failure: the run must end in this failure (kind, and a text its
+/// message contains); ending otherwise, or holding, is itself the failure.
+struct failure_expectation {
+  std::string kind;      ///< "abort", "oracle", "liveness", "deadlock" or "uncaught_exception"
+  std::string contains;  ///< empty: any message
+};
+
 struct scenario {
   std::string source;        ///< the file it was read from (for messages and records)
   nlohmann::json document;   ///< the file as read: embedded whole in failure records
@@ -227,6 +234,7 @@ struct scenario {
   std::vector<std::string> oracles;  ///< enabled; every one when the file names none
   std::int64_t liveness_ns = 1'000'000'000;
   std::optional<expectations> expect;
+  std::optional<failure_expectation> expect_failure;
 
   [[nodiscard]] bool composed() const { return wiring.has_value(); }
 

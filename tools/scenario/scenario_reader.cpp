@@ -371,6 +371,14 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
   } else {
     s.oracles = applicable;
   }
+  if (doc.contains("expect_failure")) {
+    const nlohmann::json& x = doc["expect_failure"];
+    if (doc.contains("expect")) {
+      fail(file, prefix + "/expect",
+           "no expect alongside /expect_failure (the run is to end in a failure before its counts are taken)");
+    }
+    s.expect_failure = failure_expectation{x["kind"].get<std::string>(), x.value("contains", std::string())};
+  }
   if (doc.contains("liveness_ns")) s.liveness_ns = doc["liveness_ns"].get<std::int64_t>();
   if (doc.contains("expect")) {
     const nlohmann::json& e = doc["expect"];

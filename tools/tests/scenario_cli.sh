@@ -319,6 +319,32 @@ l_delivery="$S/lanes_reap_then_reuse.json"
 mk l_delivery.json 'd["oracles"]=["delivery"]'
 expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "delivery"' -- "$L" run l_delivery.json
 
+# The bundled scenarios/shards_panic_abort.json expects its abort
+# (expect_failure) and holds in (a); without the panic, the expected abort
+# does not happen and that is the failure — recorded and replayed like any.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['behaviour']['processor']['outcomes']=[]; json.dump(d,open('no_abort.json','w'))" \
+  "$S/shards_panic_abort.json"
+expect expected_abort_missing 1 "oracle 'expect_failure' failed: expected the run to end in abort with \"process() panicked (panic_policy::abort)\", but the expected abort did not happen: every oracle held" -- \
+  "$L" run no_abort.json --seed 4 --strategy pct --record na_rec.json
+na_hash=$(sed -n 's/.*outcome=oracle trace_hash=\([0-9a-f]*\).*/\1/p' out)
+expect expected_abort_missing_replay 1 "reproduced: the same trace hash $na_hash" -- "$L" replay na_rec.json
+expect expected_abort_missing_explore 1 "oracle expect_failure" -- "$L" explore no_abort.json --seeds 20 --strategy random
+# A different failure than the one expected is a failure too, naming both.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect_failure']={'kind':'liveness'}; json.dump(d,open('wrong_kind.json','w'))" \
+  "$S/shards_panic_abort.json"
+expect expected_failure_wrong_kind 1 "expected the run to end in liveness, but the expected liveness did not happen: it ended in abort: " -- \
+  "$L" run wrong_kind.json --seed 1
+smk s_xkind.json 'd["expect_failure"]={"kind":"crash"}'
+expect bad_expect_failure_kind 2 's_xkind.json: /expect_failure/kind: expected one of "abort", "oracle", "liveness", "deadlock", "uncaught_exception", found "crash"' -- "$L" run s_xkind.json
+smk s_xfield.json 'd["expect_failure"]={"kind":"abort","oracle":"state"}'
+expect bad_expect_failure_field 2 "s_xfield.json: /expect_failure/oracle: expected one of contains, kind (unknown field)" -- "$L" run s_xfield.json
+smk s_xmissing.json 'd["expect_failure"]={"contains":"x"}'
+expect bad_expect_failure_missing_kind 2 "s_xmissing.json: /expect_failure/kind: expected a field holding" -- "$L" run s_xmissing.json
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect_failure']={'kind':'abort'}; json.dump(d,open('x_both.json','w'))" \
+  "$S/shards_panic_contained_fifo.json"
+expect bad_expect_and_expect_failure 2 "x_both.json: /expect: expected no expect alongside /expect_failure (the run is to end in a failure before its counts are taken)" -- \
+  "$L" run x_both.json --strategy fifo
+
 # --- liveness is its own verdict (exit 3, like a deadlock) --------------------
 # A consumer slower than the liveness budget: items are still queued when it ends.
 mk slow.json 'd["behaviour"]["consumer"]["duration_ns"]=5000000; d["liveness_ns"]=1000'
