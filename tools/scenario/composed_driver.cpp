@@ -162,7 +162,7 @@ void drive(runtime& rt, const scenario& s) {
         } else if (stp.what == step::kind::route) {
           for (std::uint64_t i = 0; i < stp.count; ++i) {
             const lane_item it{draw(rt, stp.key), a, seq++, next_id++};
-            lane_parts::route_logged(rt, *lst, router, it, lanes.capacity);
+            lane_parts::route_logged(rt, *lst, router, it, lanes.capacity, stp.route_capacity);
             if (i + 1 < stp.count && stp.gap_ns > 0) rt.sleep_for(static_cast<std::int64_t>(stp.gap_ns));
           }
         }
@@ -192,6 +192,7 @@ void drive(runtime& rt, const scenario& s) {
   lane_oracle_settings lo;
   lo.capacity = lanes.capacity;
   lo.enabled = s.oracles;
+  lo.any_route_capacity = s.any_route_capacity();
   if (const auto v = check_lane_log(lst->log.events(), lo)) {
     if (v->oracle == "liveness") sim::check_liveness(false, v->oracle, v->message);
     sim::check(false, v->oracle, v->message);

@@ -70,14 +70,21 @@ struct log_closer {
   ~log_closer() { st.log.close(); }
 };
 
-/// Routes `it` through the router `router` holds now (none: dropped) and logs
-/// what happened; true when it was admitted. The caller's copy of the handle
+/// Routes `it` through the router `router` holds now (none: dropped) with
+/// the router's `capacity`, or the step's own (`own`), and logs what
+/// happened; true when it was admitted. The caller's copy of the handle
 /// keeps the router alive for the call, so a drop_router by another actor
 /// never frees it under a route in progress (a dropped Arc).
 template <class Router>
 bool route_logged(runtime& rt, shared_state& st, const std::shared_ptr<Router>& router, const item& it,
-                  std::optional<std::size_t> capacity) {
+                  std::optional<std::size_t> capacity,
+                  const std::optional<std::optional<std::size_t>>& own = std::nullopt) {
   lane_event e{lane_event_kind::unrouted, 0, it.key, it.id, it.producer, it.seq, 0, 0};
+  if (own) {
+    capacity = *own;
+    e.own_capacity = true;
+    if (capacity) e.capacity = *capacity;
+  }
   bool ok = false;
   if (std::shared_ptr<Router> handle = router) {
     const sim::fiber_id me = rt.exec().current().id;

@@ -82,7 +82,7 @@ void drive(runtime& rt, const scenario& s) {
             for (std::uint64_t i = 0; i < stp.count; ++i) {
               const std::uint64_t key = draw(rt, stp.key);
               const item it{key, a, seq++, next_id++};
-              route_logged(rt, *st, router, it, sys.capacity);
+              route_logged(rt, *st, router, it, sys.capacity, stp.route_capacity);
               if (i + 1 < stp.count && stp.gap_ns > 0) rt.sleep_for(static_cast<std::int64_t>(stp.gap_ns));
             }
             break;
@@ -109,6 +109,7 @@ void drive(runtime& rt, const scenario& s) {
   lane_oracle_settings os;
   os.capacity = sys.capacity;
   os.enabled = s.oracles;
+  os.any_route_capacity = s.any_route_capacity();
   if (const auto v = check_lane_log(st->log.events(), os)) {
     if (v->oracle == "liveness") sim::check_liveness(false, v->oracle, v->message);
     sim::check(false, v->oracle, v->message);

@@ -34,6 +34,8 @@ struct step {
   std::uint64_t count = 1;    ///< route, submit, try_submit, join: items sent (waiters started) by this step
   std::uint64_t gap_ns = 0;   ///< route, submit, try_submit, join: pause between them (0: back to back)
   std::optional<std::uint64_t> leave_after_ns;  ///< join: each waiter leaves (is cancelled) this long after it starts
+  /// route: its own capacity for route() (unset: the router's; set to none: uncapped)
+  std::optional<std::optional<std::size_t>> route_capacity;
   std::uint64_t sleep_ns = 0; ///< sleep
   std::uint32_t cls = 0;                    ///< submit, try_submit: the item's class
   std::optional<std::int64_t> ttl_ns;       ///< submit, try_submit: time to live (none: forever)
@@ -237,6 +239,14 @@ struct scenario {
   std::optional<failure_expectation> expect_failure;
 
   [[nodiscard]] bool composed() const { return wiring.has_value(); }
+
+  /// Some route step gives its own capacity (lane_oracle_settings::any_route_capacity).
+  [[nodiscard]] bool any_route_capacity() const {
+    for (const auto& a : actors)
+      for (const auto& st : a.steps)
+        if (st.route_capacity) return true;
+    return false;
+  }
 
   [[nodiscard]] bool checks(const std::string& oracle) const {
     for (const auto& o : oracles)

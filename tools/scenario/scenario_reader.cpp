@@ -218,6 +218,10 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
         const nlohmann::json& r = st["route"];
         out.what = step::kind::route;
         out.key = key_of(r["key"]);
+        if (r.contains("capacity")) {
+          out.route_capacity = r["capacity"].is_null() ? std::optional<std::size_t>()
+                                                       : std::optional<std::size_t>(r["capacity"].get<std::size_t>());
+        }
         out.count = r.value("count", std::uint64_t{1});
         out.gap_ns = r.value("gap_ns", std::uint64_t{0});
       } else if (st.contains("sleep_ns")) {

@@ -345,6 +345,12 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect_failure']
 expect bad_expect_and_expect_failure 2 "x_both.json: /expect: expected no expect alongside /expect_failure (the run is to end in a failure before its counts are taken)" -- \
   "$L" run x_both.json --strategy fifo
 
+# Per-route capacity (a route step's own capacity): bad input.
+mk r_cap0.json 'd["workload"]["actors"][0]["steps"][0]["route"]["capacity"]=0'
+expect bad_route_capacity_range 2 "r_cap0.json: /workload/actors/0/steps/0/route/capacity: expected an integer from 1 to 1048576 or null (this route uncapped; default: the router's capacity), found 0" -- "$L" run r_cap0.json
+mk r_capstr.json 'd["workload"]["actors"][0]["steps"][0]["route"]["capacity"]="2"'
+expect bad_route_capacity_type 2 'r_capstr.json: /workload/actors/0/steps/0/route/capacity: expected an integer from 1 to 1048576 or null (this route uncapped; default: the router'"'"'s capacity), found "2"' -- "$L" run r_capstr.json
+
 # --- liveness is its own verdict (exit 3, like a deadlock) --------------------
 # A consumer slower than the liveness budget: items are still queued when it ends.
 mk slow.json 'd["behaviour"]["consumer"]["duration_ns"]=5000000; d["liveness_ns"]=1000'
