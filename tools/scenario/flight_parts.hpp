@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -48,6 +49,7 @@ struct shared_state {
   std::uint64_t waiters = 0;  // waiters started so far: their run-wide numbers
   std::size_t live = 0;       // waiter and worker fibers not yet ended
   std::vector<runtime::task> tasks;
+  std::map<std::string, std::vector<runtime::task>> named;  // join id -> its waiters, for leave steps
 };
 
 /// Closes the log however drive ends: what teardown does is not the scenario's.

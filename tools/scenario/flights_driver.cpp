@@ -43,6 +43,12 @@ void drive(runtime& rt, const scenario& s) {
           rt.sleep_for(static_cast<std::int64_t>(stp.sleep_ns));
           continue;
         }
+        if (stp.what == step::kind::leave) {
+          // Every waiter the named join started so far leaves now; one already
+          // answered is not cancelled (a no-op), one not yet started is not touched.
+          for (runtime::task& w : st->named[stp.join_id]) w.cancel();
+          continue;
+        }
         if (stp.what != step::kind::join) continue;  // the reader refuses other components' steps
         for (std::uint64_t i = 0; i < stp.count; ++i) {
           const key_type key = draw(rt, stp.key);
@@ -52,6 +58,7 @@ void drive(runtime& rt, const scenario& s) {
                                           waiter_body<Flight>(rt, s, st, f, key, number, core);
                                         });
           st->tasks.push_back(w);
+          if (!stp.join_id.empty()) st->named[stp.join_id].push_back(w);
           if (stp.leave_after_ns) {
             const auto after = static_cast<std::int64_t>(*stp.leave_after_ns);
             st->tasks.push_back(rt.spawn_on(core, "leaver." + std::to_string(number), [&rt, w, after]() mutable {

@@ -77,6 +77,7 @@ void drive(runtime& rt, const scenario& s) {
           case step::kind::try_submit:
           case step::kind::shutdown:
           case step::kind::join:
+          case step::kind::leave:
             break;  // the reader refuses other components' steps
           case step::kind::route:
             for (std::uint64_t i = 0; i < stp.count; ++i) {

@@ -28,7 +28,7 @@ struct key_spec {
 };
 
 struct step {
-  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join };
+  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join, leave };
   kind what = kind::sleep;
   key_spec key;               ///< route, submit, try_submit, join
   std::uint64_t count = 1;    ///< route, submit, try_submit, join: items sent (waiters started) by this step
@@ -36,6 +36,7 @@ struct step {
   std::optional<std::uint64_t> leave_after_ns;  ///< join: each waiter leaves (is cancelled) this long after it starts
   /// route: its own capacity for route() (unset: the router's; set to none: uncapped)
   std::optional<std::optional<std::size_t>> route_capacity;
+  std::string join_id;        ///< join: its optional id; leave: the id of the join whose waiters leave
   std::uint64_t sleep_ns = 0; ///< sleep
   std::uint32_t cls = 0;                    ///< submit, try_submit: the item's class
   std::optional<std::int64_t> ttl_ns;       ///< submit, try_submit: time to live (none: forever)

@@ -135,6 +135,7 @@ const char* step_name(step::kind k) {
     case step::kind::try_submit: return "try_submit";
     case step::kind::shutdown: return "shutdown";
     case step::kind::join: return "join";
+    case step::kind::leave: return "leave";
   }
   return "?";
 }
@@ -197,6 +198,8 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     s.worker = worker_of(doc["behaviour"]["worker"], file, prefix + "/behaviour/worker");
   }
   std::set<std::string> names;
+  std::set<std::string> join_ids;                              // every join step's id
+  std::vector<std::pair<std::string, std::string>> leaves;     // (pointer, id) of each leave step
   const nlohmann::json& actors = doc["workload"]["actors"];
   for (std::size_t i = 0; i < actors.size(); ++i) {
     const std::string at = prefix + "/workload/actors/" + std::to_string(i);
@@ -243,6 +246,16 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
         out.count = r.value("count", std::uint64_t{1});
         out.gap_ns = r.value("gap_ns", std::uint64_t{0});
         if (r.contains("leave_after_ns")) out.leave_after_ns = r["leave_after_ns"].get<std::uint64_t>();
+        if (r.contains("id")) {
+          out.join_id = r["id"].get<std::string>();
+          if (!join_ids.insert(out.join_id).second) {
+            fail(file, step_at + "/join/id", "an id no other join step has, found " + shown(r["id"]));
+          }
+        }
+      } else if (st.contains("leave")) {
+        out.what = step::kind::leave;
+        out.join_id = st["leave"]["join"].get<std::string>();
+        leaves.emplace_back(step_at + "/leave/join", out.join_id);
       } else if (st.contains("shutdown")) {
         out.what = step::kind::shutdown;
       } else {
@@ -251,7 +264,7 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       const bool lane_step = out.what == step::kind::route || out.what == step::kind::drop_router;
       const bool shard_step = out.what == step::kind::submit || out.what == step::kind::try_submit ||
                               out.what == step::kind::shutdown;
-      const bool flight_step = out.what == step::kind::join;
+      const bool flight_step = out.what == step::kind::join || out.what == step::kind::leave;
       if ((lane_step && !s.lanes) || (shard_step && !s.shards) || (flight_step && !s.single_flight)) {
         const std::string kind = step_name(out.what);
         const char* needs = lane_step ? "lanes" : shard_step ? "shards" : "single_flight";
@@ -267,6 +280,12 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       act.steps.push_back(out);
     }
     s.actors.push_back(std::move(act));
+  }
+  // A leave names a join of any actor (steps run concurrently: which comes first is the schedule's).
+  for (const auto& [at, id] : leaves) {
+    if (join_ids.count(id) == 0) {
+      fail(file, at, "the id of a join step in the workload, found " + shown(nlohmann::json(id)));
+    }
   }
   // Every component is optional in the schema; a system needs one, or lanes
   // in front of the others with a wiring that says how they are used.

@@ -226,7 +226,7 @@ expect bad_worker_percent 2 "f_percent.json: /behaviour/worker/outcomes/0/when/p
 fmk f_leave.json 'd["workload"]["actors"][0]["steps"][0]["join"]["leave_after_ns"]=-5'
 expect bad_join_leave_after 2 "f_leave.json: /workload/actors/0/steps/0/join/leave_after_ns: expected an integer from 0 to 3600000000000 (nanoseconds of virtual time), found -5" -- "$L" run f_leave.json
 fmk f_join_field.json 'd["workload"]["actors"][0]["steps"][0]["join"]["class"]=0'
-expect bad_join_unknown_field 2 "f_join_field.json: /workload/actors/0/steps/0/join/class: expected one of count, gap_ns, key, leave_after_ns (unknown field)" -- "$L" run f_join_field.json
+expect bad_join_unknown_field 2 "f_join_field.json: /workload/actors/0/steps/0/join/class: expected one of count, gap_ns, id, key, leave_after_ns (unknown field)" -- "$L" run f_join_field.json
 fmk f_submit.json 'd["workload"]["actors"][0]["steps"][0]={"submit":{"key":1}}'
 expect bad_shard_step_on_flight 2 "f_submit.json: /workload/actors/0/steps/0/submit: expected a step on a component present in /system (submit needs /system/shards), found no shards" -- "$L" run f_submit.json
 smk s_join.json 'd["workload"]["actors"][0]["steps"][0]={"join":{"key":1}}'
@@ -350,6 +350,24 @@ mk r_cap0.json 'd["workload"]["actors"][0]["steps"][0]["route"]["capacity"]=0'
 expect bad_route_capacity_range 2 "r_cap0.json: /workload/actors/0/steps/0/route/capacity: expected an integer from 1 to 1048576 or null (this route uncapped; default: the router's capacity), found 0" -- "$L" run r_cap0.json
 mk r_capstr.json 'd["workload"]["actors"][0]["steps"][0]["route"]["capacity"]="2"'
 expect bad_route_capacity_type 2 'r_capstr.json: /workload/actors/0/steps/0/route/capacity: expected an integer from 1 to 1048576 or null (this route uncapped; default: the router'"'"'s capacity), found "2"' -- "$L" run r_capstr.json
+
+# A standalone leave step (flight_leave_step_*.json run in (a)): bad input.
+lbase="$S/flight_leave_step_fifo.json"
+lmk() {  # lmk FILE PYTHON: a copy of $lbase edited by PYTHON
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d,open(sys.argv[3],'w'))" "$lbase" "$2" "$1"
+}
+lmk lv_unknown.json 'd["workload"]["actors"][1]["steps"][1]["leave"]["join"]="late"'
+expect bad_leave_unknown_join 2 'lv_unknown.json: /workload/actors/1/steps/1/leave/join: expected the id of a join step in the workload, found "late"' -- "$L" run lv_unknown.json --strategy fifo
+lmk lv_dup.json 'd["workload"]["actors"][0]["steps"][2]["join"]["id"]="early"'
+expect bad_join_id_twice 2 'lv_dup.json: /workload/actors/0/steps/2/join/id: expected an id no other join step has, found "early"' -- "$L" run lv_dup.json --strategy fifo
+lmk lv_field.json 'd["workload"]["actors"][1]["steps"][1]["leave"]["after_ns"]=3'
+expect bad_leave_unknown_field 2 "lv_field.json: /workload/actors/1/steps/1/leave/after_ns: expected one of join (unknown field)" -- "$L" run lv_field.json --strategy fifo
+lmk lv_missing.json 'd["workload"]["actors"][1]["steps"][1]["leave"]={}'
+expect bad_leave_missing_join 2 "lv_missing.json: /workload/actors/1/steps/1/leave/join: expected a field holding a join step's id, but it is missing" -- "$L" run lv_missing.json --strategy fifo
+lmk lv_id.json 'd["workload"]["actors"][0]["steps"][0]["join"]["id"]="Early"'
+expect bad_join_id_pattern 2 "lv_id.json: /workload/actors/0/steps/0/join/id: expected a name of 1 to 32 characters" -- "$L" run lv_id.json --strategy fifo
+mk l_leave.json 'd["workload"]["actors"][0]["steps"][0]={"leave":{"join":"x"}}'
+expect bad_leave_on_lanes 2 "l_leave.json: /workload/actors/0/steps/0/leave: expected a step on a component present in /system (leave needs /system/single_flight), found no single_flight" -- "$L" run l_leave.json
 
 # --- liveness is its own verdict (exit 3, like a deadlock) --------------------
 # A consumer slower than the liveness budget: items are still queued when it ends.
