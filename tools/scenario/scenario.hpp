@@ -124,7 +124,9 @@ enum class state_model : std::uint8_t {
   drop,        ///< drop(): every dispatch reloads
 };
 
-enum class outcome_kind : std::uint8_t { ok, error_clean, error_in_doubt, panic };
+/// crash_*: the process itself dies (a null store, abort(), a stack overflow),
+/// not a failed run: a test of the harness's crash report, never a user's fault model.
+enum class outcome_kind : std::uint8_t { ok, error_clean, error_in_doubt, panic, crash_segv, crash_abort, crash_overflow };
 
 /// One rule of behaviour.processor.outcomes; the first that matches a call wins.
 struct outcome_rule {
@@ -180,7 +182,7 @@ inline const std::vector<std::string>& lane_oracle_names() {
 inline const std::vector<std::string>& shard_oracle_names() {
   static const std::vector<std::string> names = {"conservation", "state",       "per_key_order",
                                                  "one_in_flight", "class_budget", "pending_cap",
-                                                 "fairness",      "request_ids"};
+                                                 "fairness",      "request_ids",  "deadlines"};
   return names;
 }
 
