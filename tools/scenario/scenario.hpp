@@ -44,7 +44,7 @@ struct actor {
   std::vector<step> steps;
 };
 
-/// A planted bug in the lane router (tools/models/velo_model.hpp's canary_router).
+/// A planted bug in the lane router (tools/scenario/lane_canaries.hpp's canary_router).
 enum class lanes_canary : std::uint8_t { none, send_after_unlock, decrement_at_dequeue, replace_lane_on_route };
 
 struct lanes_system {
@@ -83,7 +83,7 @@ struct shards_system {
   shards_canary canary = shards_canary::none;
 };
 
-/// A planted bug in the single-flight table (tools/models/probation_model.hpp's broken_flight).
+/// A planted bug in the single-flight table (tools/scenario/flight_canaries.hpp's broken_flight).
 enum class flight_canary : std::uint8_t {
   none,
   send_skips_without_subscribers,
