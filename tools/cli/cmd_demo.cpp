@@ -118,6 +118,10 @@ int demo_planted_bug(const std::string& file, const std::string& record_dir) {
 int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text) {
   check_output_dir("--record-dir", record_dir);
   const std::uint64_t seeds = parse_u64("--seeds", seeds_text, 1, 1'000'000);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(library, ec)) {
+    throw input_error(library + ": cannot list the directory: " + (ec ? ec.message() : "not a directory"));
+  }
   const std::vector<demo_subject> subjects = demo_subjects(library);
   const std::vector<std::string> canaries = expand_files({library + "/canaries"});
   std::cout << "== the scenario library (" << library << "), seeds 1.." << seeds
