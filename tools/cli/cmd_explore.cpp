@@ -173,12 +173,7 @@ int cmd_explore(run_options o, explore_options e) {
   resolve_explore(o, e);
   const std::vector<std::string> files = expand_files(o.files);
   require_one_file(files, o.record_given ? "--record" : nullptr);
-  // Every file is read and checked before the first runs: bad input is one line, before any output.
-  for (const std::string& f : files) {
-    run_options one = o;
-    one.file = f;
-    (void)prepare(one);
-  }
+  check_every_file(o, files);
   // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
   stop_signals::install();
   std::vector<explore_summary> all;

@@ -34,6 +34,7 @@ int cmd_run(run_options o) {
   resolve(o, true);
   const std::vector<std::string> files = expand_files(o.files);
   require_one_file(files, o.trace_given ? "--trace" : o.record_given ? "--record" : nullptr);
+  check_every_file(o, files);
   // Every file runs; the exit code is the first file's that did not hold.
   int code = exit_held;
   for (const std::string& f : files) {

@@ -22,6 +22,14 @@ prepared prepare(run_options& o) {
   return prepare_scenario(std::move(s));
 }
 
+void check_every_file(const run_options& o, const std::vector<std::string>& files) {
+  for (const std::string& f : files) {
+    run_options one = o;
+    one.file = f;
+    (void)prepare(one);
+  }
+}
+
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {
   sim::run_config c;
   c.seed = seed;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/runtime.hpp"
 #include "tools/cli/options.hpp"
@@ -24,6 +25,10 @@ prepared prepare_scenario(scenario::scenario s);
 /// The scenario FILE the flags name (o.file; its system.cores is the default
 /// for --cores). Run-time rules are checked here.
 prepared prepare(run_options& o);
+
+/// Reads and checks every file before the first runs, so bad input in any
+/// of them is one line and exit 2 before any output.
+void check_every_file(const run_options& o, const std::vector<std::string>& files);
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace);
 

@@ -282,6 +282,11 @@ rc=$?
 name=run_many_first_failure_decides cases=$((cases + 1))
 [ $rc -eq 1 ] && [ "$(grep -c '^seed=1 scenario=' out)" -eq 3 ] && [ "$(grep -c 'outcome=ok' out)" -eq 2 ] ||
   fail "exit $rc; every file must run, the canary's failure decides"
+printf '{}' >empty_object.json
+"$L" run "${programs[1]}" empty_object.json >out 2>err
+rc=$?
+name=run_many_bad_second_before_any_run cases=$((cases + 1))
+[ $rc -eq 2 ] && [ ! -s out ] && grep -qF "empty_object.json: /lockstep: expected a field holding the format version 1" err || fail "exit $rc; bad input must come before any run"
 expect run_many_trace_refused 2 "--trace: names one output file, expected one scenario FILE with it, found 2 files" -- \
   "$L" run "${programs[@]:0:2}" --trace t.jsonl
 mkdir -p dir && cp "${programs[2]}" dir/b.json && cp "${programs[1]}" dir/a.json
