@@ -1,4 +1,5 @@
-// lockstep check-determinism: each seed twice, the trace hashes and decisions compared.
+// lockstep check-determinism FILE...: each seed of each scenario twice, the
+// trace hashes and decisions compared.
 #include <iostream>
 
 #include "tools/cli/prepared.hpp"
@@ -9,8 +10,9 @@
 
 namespace lockstep::cli {
 
-int cmd_check_determinism(run_options o) {
-  resolve(o, false);
+namespace {
+
+int check_file(run_options o) {
   const prepared p = prepare(o);
   for (std::uint64_t i = 0; i < o.seeds; ++i) {
     const std::uint64_t seed = o.first_seed + i;
@@ -31,6 +33,24 @@ int cmd_check_determinism(run_options o) {
   }
   crash_report::clear();
   return exit_held;
+}
+
+}  // namespace
+
+int cmd_check_determinism(run_options o) {
+  resolve(o, false);
+  const std::vector<std::string> files = expand_files(o.files);
+  check_every_file(o, files);
+  // Every file is checked; the exit code is the first file's that did not hold.
+  int code = exit_held;
+  for (const std::string& f : files) {
+    run_options one = o;
+    one.file = f;
+    if (files.size() > 1) std::cout << "== " << f << std::endl;
+    const int rc = check_file(one);
+    if (code == exit_held) code = rc;
+  }
+  return code;
 }
 
 }  // namespace lockstep::cli

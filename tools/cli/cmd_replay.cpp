@@ -16,8 +16,7 @@ int cmd_replay(const std::string& path, const std::string& trace_out, bool trace
   const failure_record rec = read_failure_record(path);
   if (trace_given) check_output_path("--trace", trace_out);
   (void)prepare_record(rec);  // bad input in the record is refused before anything is printed
-  std::cout << "seed=" << rec.config.seed << (rec.is_scenario() ? " scenario=" + rec.scenario_file : " program=" + rec.program)
-            << " replaying "
+  std::cout << "seed=" << rec.config.seed << " scenario=" << rec.scenario_file << " replaying "
             << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy
             << std::endl;
   const auto r = replay_record(rec, trace_given ? sim::trace_mode::full : sim::trace_mode::hash);

@@ -1,4 +1,4 @@
-// The lockstep command line: run simulated programs, explore seeds, replay
+// The lockstep command line: run scenario files, explore seeds, replay
 // failure records, check determinism.
 //
 // Exit codes: tools/exit_codes.hpp (the table is in --help and the README).
@@ -15,7 +15,6 @@
 #include "tools/cli/verbs.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/programs.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
@@ -46,7 +45,7 @@ int main(int argc, char** argv) {
   app.footer(exit_code_table);
 
   run_options run_opts;
-  auto* run = app.add_subcommand("run", "run one simulated program once");
+  auto* run = app.add_subcommand("run", "run each scenario FILE once");
   add_run_flags(*run, run_opts, true);
   run->add_option("--trace", run_opts.trace_out, "write the trace (JSON Lines) here");
 
@@ -80,12 +79,10 @@ int main(int argc, char** argv) {
   std::string demo_library = "scenarios";
   std::string demo_seeds = "200";
   auto* demo = app.add_subcommand(
-      "demo", "the main job: explore the scenario library and the programs, then catch and replay planted bugs");
+      "demo", "the main job: explore the scenario library, then catch and replay planted bugs");
   demo->add_option("--record-dir", demo_dir, "where the demo writes its failure records");
   demo->add_option("--library", demo_library, "the scenario library (its canaries/ holds the planted bugs)");
-  demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario, program and strategy (default 200)");
-
-  auto* list = app.add_subcommand("programs", "list the simulated programs");
+  demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario and strategy (default 200)");
 
   try {
     app.parse(argc, argv);
@@ -100,10 +97,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
     opts->record_given = sub->count("--record") > 0;
-    opts->file_given = sub->count("file") > 0;
     opts->cores_given = sub->count("--cores") > 0;
-    opts->program_given = sub->count("--program") > 0;
-    opts->options_given = sub->count("--options") > 0;
   }
   run_opts.trace_given = run->count("--trace") > 0;
   explore_opts.first_seed_given = explore->count("--first-seed") > 0;
@@ -120,10 +114,6 @@ int main(int argc, char** argv) {
     if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
     if (*det) return cmd_check_determinism(det_opts);
     if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
-    if (*list) {
-      for (const auto& [name, p] : programs()) std::cout << name << ": " << p.description << "\n";
-      return exit_held;
-    }
   } catch (const input_error& e) {
     std::cout.flush();
     std::cerr << "lockstep: " << e.what() << "\n";

@@ -1,5 +1,8 @@
 #include "tools/cli/options.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "tools/output_file.hpp"
@@ -112,6 +115,33 @@ void resolve_explore(run_options& o, explore_options& e) {
   if (e.junit_given) check_output_path("--junit", e.junit_out);
 }
 
+std::vector<std::string> expand_files(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const std::string& g : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(g, ec)) {
+      out.push_back(g);  // a missing file is the reader's to report, with its name
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& entry : std::filesystem::directory_iterator(g, ec)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".json") in_dir.push_back(entry.path().string());
+    }
+    if (ec) throw input_error(printable(g, 200) + ": cannot list the directory: " + ec.message());
+    if (in_dir.empty()) throw input_error(printable(g, 200) + ": expected a directory holding scenario files (*.json), found none");
+    // Sorted: the directory's own order is the file system's, not the same on two machines.
+    std::sort(in_dir.begin(), in_dir.end());
+    out.insert(out.end(), in_dir.begin(), in_dir.end());
+  }
+  return out;
+}
+
+void require_one_file(const std::vector<std::string>& files, const char* flag) {
+  if (flag == nullptr || files.size() == 1) return;
+  throw input_error(std::string(flag) + ": names one output file, expected one scenario FILE with it, found " +
+                    std::to_string(files.size()) + " files");
+}
+
 void add_explore_flags(CLI::App& app, explore_options& e) {
   app.add_option("--jobs", e.jobs_text,
                  "OS threads running seeds, each with its own executor (1 to 1024; default: the machine's "
@@ -131,9 +161,10 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
 }
 
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
-  app.add_option("file", o.file, "a scenario file (JSON, scenarios/README.md); instead of --program");
-  app.add_option("--program", o.program, "simulated program (see `lockstep programs`)");
-  app.add_option("--options", o.options_json, "the program's options as a JSON object");
+  app.add_option("files", o.files,
+                 "scenario files (JSON, scenarios/README.md), each run in turn; a directory stands for its "
+                 "*.json files sorted by name")
+      ->required();
   if (with_seed) {
     app.add_option("--seed", o.seed_text, "seed of the run (decimal, 0 to 2^64-1)");
   } else {
@@ -148,11 +179,11 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
   app.add_option("--pct-depth", o.pct_depth_text, "PCT bug depth d (d-1 priority change points; 1 to 64)");
   app.add_option("--pct-steps", o.pct_steps_text,
                  "PCT: steps k the change points are drawn from (default 0: the length of a random run "
-                 "of the same program and seed, so change points land inside the run)");
+                 "of the same scenario and seed, so change points land inside the run)");
   app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
   app.add_option("--record", o.record_out,
-                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here; for a "
-                 "scenario, results/failures/FILE-STRATEGY-SEED.json)");
+                 "where to write the failure record (default: results/failures/FILE-STRATEGY-SEED.json; "
+                 "with one FILE only)");
 }
 
 }  // namespace lockstep::cli

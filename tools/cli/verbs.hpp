@@ -22,5 +22,9 @@ struct explore_summary;
 int finish_summary(const explore_summary& s, bool outputs_written);
 /// Writes --json and --junit; a failed write is one line on stderr and false.
 bool write_outputs(const explore_options& e, const explore_summary& s);
+/// The same for several files' summaries: one file's as above; several in one
+/// JSON document ({"lockstep_explore_summaries": 1, "summaries": [...]}) and
+/// one JUnit test suite with a testcase each.
+bool write_outputs(const explore_options& e, const std::vector<explore_summary>& all);
 
 }  // namespace lockstep::cli

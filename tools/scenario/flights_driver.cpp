@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/single_flight.hpp"
-#include "tools/models/probation_model.hpp"
+#include "tools/scenario/flight_canaries.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/flight_events.hpp"
 #include "tools/scenario/flight_oracles.hpp"

@@ -1,7 +1,7 @@
 // tools/scenario/flights_driver.hpp — runs a single-flight scenario as the
 // main fiber of a simulated run: builds the real single_flight table
 // (engine/single_flight.hpp), or one of its canaries
-// (tools/models/probation_model.hpp's broken_flight) when the scenario plants
+// (tools/scenario/flight_canaries.hpp's broken_flight) when the scenario plants
 // one. Each join step starts waiter fibers on its actor's core; a waiter that
 // leads starts the worker, which does what behaviour.worker says; a waiter
 // with leave_after_ns is cancelled that long after it starts (it drops its

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/lanes.hpp"
-#include "tools/models/velo_model.hpp"
+#include "tools/scenario/lane_canaries.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/lane_events.hpp"
 #include "tools/scenario/lane_oracles.hpp"

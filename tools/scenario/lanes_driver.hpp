@@ -1,6 +1,6 @@
 // tools/scenario/lanes_driver.hpp — runs a lane-router scenario as the main
 // fiber of a simulated run: builds the real lane_router (engine/lanes.hpp),
-// or one of its canaries (tools/models/velo_model.hpp) when the scenario
+// or one of its canaries (tools/scenario/lane_canaries.hpp) when the scenario
 // plants one; spawns the actors on their cores and runs their steps; then the
 // liveness phase (every admitted item handled and, when lanes reap or the
 // router was dropped, every lane closed, within liveness_ns; then the router

@@ -54,6 +54,11 @@ struct shard_event {
   std::uint8_t detail = 0;    ///< completed: shard_disposition; handed_back: hand_back_reason
   bool has_value = false;
   std::uint64_t value = 0;
+  // Identity fields not written to the trace line (the trace format predates
+  // them, and the step that made the item fixes them): when the actor called
+  // submit() or try_submit(), and the item's time to live.
+  std::int64_t sent_ns = 0;
+  std::optional<std::int64_t> ttl_ns;
 };
 
 constexpr std::string_view name_of(shard_event_kind k) {

@@ -1,6 +1,7 @@
 #include "tools/scenario/shards_driver.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,6 +32,7 @@ struct shard_item {
   std::optional<std::uint64_t> id;
   std::uint64_t actor = 0;
   std::uint64_t seq = 0;  // index among its actor's items
+  std::int64_t sent_ns = 0;  // when the actor called submit(): the deadline is no earlier than sent_ns + ttl
 
   key_type key() const { return k; }
   class_id cls() const { return c; }
@@ -42,6 +44,30 @@ struct fault {
   lockstep::fallout how;
   lockstep::fallout fallout() const { return how; }
 };
+
+// A real crash of the process (behaviour outcomes crash_*), to test that the
+// harness still reports the seed, the reason and the rerun command.
+// Deep enough to run off any fiber stack into its guard page; the bound only
+// keeps the compiler from calling it infinite recursion.
+[[gnu::noinline]] std::uint64_t descend(std::uint64_t depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  if (depth == UINT64_MAX) return 0;
+  return descend(depth + 1) + static_cast<std::uint64_t>(frame[0]);
+}
+
+// no_sanitize: UBSan would stop at the null store first, and gcc's UBSan
+// runtime does not run ASan's death callback (the crash report), while a real
+// SIGSEGV goes through ASan's handler, which does.
+[[noreturn]] __attribute__((no_sanitize("undefined"))) void crash(outcome_kind how) {
+  if (how == outcome_kind::crash_abort) std::abort();
+  if (how == outcome_kind::crash_overflow) (void)descend(0);
+  // Both volatile: the compiler may neither assume the pointer is null nor
+  // drop the store before abort(), so the kernel answers it with SIGSEGV.
+  volatile int* volatile nowhere = nullptr;
+  *nowhere = 1;
+  std::abort();  // not reached
+}
 
 /// What the actors, the processors and the shard fibers share. Plain fields:
 /// the simulator runs every fiber on one OS thread.
@@ -68,6 +94,8 @@ shard_event about(shard_event_kind kind, const shard_item& it, std::uint64_t sha
   e.shard = shard;
   e.cls = it.c;
   e.request_id = it.id;
+  e.sent_ns = it.sent_ns;
+  e.ttl_ns = it.ttl;
   return e;
 }
 
@@ -109,6 +137,10 @@ struct processor {
       case outcome_kind::panic:
         finish(shard_disposition::panic);
         throw std::runtime_error("deliberate processor panic (behaviour.processor.outcomes)");
+      case outcome_kind::crash_segv:
+      case outcome_kind::crash_abort:
+      case outcome_kind::crash_overflow:
+        crash(outcome);
       case outcome_kind::ok:
         break;
     }
@@ -327,6 +359,7 @@ void run_shards_scenario(runtime& rt, const scenario& s) {
               const std::shared_ptr<router_t> h = handle;
               router_t& route = h ? *h : closed;
               const std::uint64_t shard = route.shard_of(it.k);
+              it.sent_ns = rt.now();
               const shard_item copy = it;
               send_outcome<shard_item> out = via_try ? route.try_submit(std::move(it)) : route.submit(std::move(it));
               shard_event e = about(out.ok() ? shard_event_kind::submitted : shard_event_kind::handed_back, copy, shard);
