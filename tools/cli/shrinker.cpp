@@ -145,7 +145,8 @@ class search {
   /// The candidate as a runnable scenario, or null when the reader refuses it.
   std::shared_ptr<const prepared> read(const json& doc) const {
     try {
-      scenario::scenario s = scenario::read_scenario(doc, rec_.path, "/scenario");
+      // Through its text, so the reader sees exactly what it would in a file.
+      scenario::scenario s = scenario::read_scenario(parse_strict(doc.dump(), rec_.path), rec_.path, "/scenario");
       scenario::check_run_settings(s, rec_.config.strategy == "replay" ? "replay" : rec_.config.strategy,
                                    rec_.config.cores, "/scenario");
       s.source = rec_.scenario_file;
@@ -280,12 +281,17 @@ class search {
     bool any = for_each_step([&](json& step) {
       json* key = drawn(step);
       if (key == nullptr) return false;
-      *key = 0;
+      *key = std::uint64_t{0};  // unsigned, as a parsed file holds it
       return true;
     });
     any = for_each_step([&](json& step) {
       json* key = drawn(step);
       return key != nullptr && lower(*key, "random_below", std::max<std::uint64_t>(u64_or(*key, "random_below", 1) / 2, 1));
+    }) || any;
+    any = for_each_step([&](json& step) {
+      json* key = drawn(step);
+      const std::uint64_t m = key ? u64_or(*key, "random_below", 1) : 1;
+      return m > 1 && lower(*key, "random_below", m - 1);
     }) || any;
 
     std::set<std::uint64_t> fixed;
