@@ -147,8 +147,7 @@ class search {
     try {
       // Through its text, so the reader sees exactly what it would in a file.
       scenario::scenario s = scenario::read_scenario(parse_strict(doc.dump(), rec_.path), rec_.path, "/scenario");
-      scenario::check_run_settings(s, rec_.config.strategy == "replay" ? "replay" : rec_.config.strategy,
-                                   rec_.config.cores, "/scenario");
+      scenario::check_run_settings(s, rec_.config.strategy, rec_.config.cores, "/scenario");
       s.source = rec_.scenario_file;
       return std::make_shared<const prepared>(prepare_scenario(std::move(s)));
     } catch (const input_error&) {
