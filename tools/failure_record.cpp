@@ -114,8 +114,10 @@ failure_record read_record(const nlohmann::json& root, const std::string& name) 
   if (!rec.scenario.is_object()) r.fail("/scenario", "an object (a scenario), found " + shown(rec.scenario));
   rec.config.seed = r.u64("/seed");
   rec.config.strategy = r.string("/strategy");
-  if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo") {
-    r.fail("/strategy", "one of random, pct, fifo, found " + shown(rec.config.strategy));
+  // replay: a schedule that no seed produces (lockstep shrink writes one); its decisions are the run.
+  if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo" &&
+      rec.config.strategy != "replay") {
+    r.fail("/strategy", "one of random, pct, fifo, replay, found " + shown(rec.config.strategy));
   }
   rec.config.cores = static_cast<std::uint32_t>(r.u64_in("/cores", 1, 64));
   rec.config.options.pct_depth = static_cast<std::uint32_t>(r.u64_in("/pct_depth", 1, 64));

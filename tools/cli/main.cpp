@@ -70,6 +70,14 @@ int main(int argc, char** argv) {
   replay->add_option("record", replay_path, "failure record (JSON)")->required();
   replay->add_option("--trace", replay_trace, "write the replayed trace (JSON Lines) here");
 
+  shrink_options shrink_opts;
+  auto* shrink = app.add_subcommand("shrink", "make a scenario record's failing case smaller (actors, steps, items, "
+                                              "keys, then preemptions) while it fails the same oracle");
+  shrink->add_option("record", shrink_opts.record, "failure record of a scenario run (JSON)")->required();
+  shrink->add_option("-o,--out", shrink_opts.out, "write the shrunk record here (default: <record>.shrunk.json)");
+  shrink->add_option("--time", shrink_opts.time_text, "wall-clock budget for the search, e.g. 60s, 5m (default 60s)");
+  shrink->add_option("--max-runs", shrink_opts.max_runs_text, "at most this many candidate runs (default 2000)");
+
   run_options det_opts;
   det_opts.seeds_text = "10";
   auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
@@ -113,6 +121,7 @@ int main(int argc, char** argv) {
     if (*merge) return cmd_merge(merge_inputs, merge_out);
     if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
     if (*det) return cmd_check_determinism(det_opts);
+    if (*shrink) return cmd_shrink(shrink_opts);
     if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
   } catch (const input_error& e) {
     std::cout.flush();

@@ -14,6 +14,14 @@ int cmd_explore(run_options o, explore_options e);
 int cmd_merge(const std::vector<std::string>& inputs, const explore_options& out);
 int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given);
 int cmd_check_determinism(run_options o);
+/// shrink's flags, as text (checked by cmd_shrink).
+struct shrink_options {
+  std::string record;
+  std::string out;  // empty: next to the record, <name>.shrunk.json
+  std::string time_text = "60s";
+  std::string max_runs_text = "2000";
+};
+int cmd_shrink(const shrink_options& o);
 int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text);
 
 struct explore_summary;

@@ -189,7 +189,7 @@ edit r_time.json 's/"max_time_ns": [0-9]*,/"max_time_ns": 9223372036854775808,/'
 expect record_max_time_past_i64 2 "r_time.json: /max_time_ns: expected an integer from 0 to 9223372036854775807, found 9223372036854775808" -- \
   "$L" replay r_time.json
 edit r_strategy.json 's/"strategy": "random",/"strategy": "bogus",/'
-expect record_strategy_bogus 2 'r_strategy.json: /strategy: expected one of random, pct, fifo, found "bogus"' -- \
+expect record_strategy_bogus 2 'r_strategy.json: /strategy: expected one of random, pct, fifo, replay, found "bogus"' -- \
   "$L" replay r_strategy.json
 edit r_depth0.json 's/"pct_depth": [0-9]*,/"pct_depth": 0,/'
 expect record_pct_depth_0 2 "r_depth0.json: /pct_depth: expected an integer from 1 to 64, found 0" -- "$L" replay r_depth0.json
