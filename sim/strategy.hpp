@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,17 @@ struct replay_divergence : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// replay --continue: where the recorded decisions stopped fitting the run.
+/// Filled in by the replay strategy during the run (the caller keeps a
+/// shared_ptr to read it afterwards: the executor owns the strategy).
+struct replay_departure {
+  bool departed = false;
+  std::uint64_t step = 0;      ///< the step that needed the decision (numbered like pick's)
+  std::size_t decision = 0;    ///< index of the decision that did not fit (== size when they ran out)
+  std::optional<std::uint32_t> recorded;  ///< the recorded fiber; none when the recording ran out
+  std::vector<std::uint32_t> runnable;    ///< the fibers that could run at that step
+};
+
 struct strategy_options {
   std::uint32_t pct_depth = 3;            ///< d: bugs of depth d are found with p >= 1/(n k^(d-1))
   /// k: change points are drawn from [1, k], in steps (every step counts,
@@ -60,6 +72,10 @@ struct strategy_options {
   /// measures it from a random run of the same program and seed).
   std::uint64_t pct_steps = 10'000;
   std::vector<std::uint32_t> decisions;   ///< replay: the recorded fiber ids
+  /// replay: when set, a decision that does not fit is not a divergence: it
+  /// is described here and the run goes on under the random strategy seeded
+  /// with the run's seed (`lockstep replay --continue`).
+  std::shared_ptr<replay_departure> continue_from;
 };
 
 /// "random", "pct", "fifo" or "replay"; throws std::invalid_argument otherwise.
@@ -74,5 +90,9 @@ std::unique_ptr<strategy> make_pct_strategy(std::uint64_t seed, std::uint32_t de
                                             std::uint64_t steps);
 std::unique_ptr<strategy> make_fifo_strategy();
 std::unique_ptr<strategy> make_replay_strategy(std::vector<std::uint32_t> decisions);
+/// Replay that, where the decisions stop fitting, records the departure in
+/// `departure` and continues as make_random_strategy(seed) would pick.
+std::unique_ptr<strategy> make_continuing_replay_strategy(std::vector<std::uint32_t> decisions, std::uint64_t seed,
+                                                          std::shared_ptr<replay_departure> departure);
 
 }  // namespace lockstep::sim
