@@ -52,8 +52,8 @@ int replay_continuing(const failure_record& rec, const std::string& trace_out, b
   const sim::replay_departure& d = *c.options.continue_from;
   bool diverged = true;
   if (d.departed && d.recorded) {
-    std::cout << "DIVERGED at step " << d.step << ": decision " << d.decision << " of " << recorded
-              << " recorded fiber " << *d.recorded << ", but runnable were " << fiber_list(d.runnable)
+    std::cout << "DIVERGED at step " << d.step << ": the recorded decision " << d.decision << " (of " << recorded
+              << ") is fiber " << *d.recorded << ", but runnable were " << fiber_list(d.runnable)
               << "; the run continued from there under the random strategy (seed " << rec.config.seed << ")\n";
   } else if (d.departed) {
     std::cout << "DIVERGED at step " << d.step << ": all " << recorded

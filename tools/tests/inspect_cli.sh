@@ -69,39 +69,44 @@ expect determinism_jobs_failures 0 "explore --jobs 1 and --jobs 2: the same outc
   "$L" check-determinism "$canary" --seeds 20 --jobs 2
 
 # --- (c) replay --continue ------------------------------------------------------
-# One actor fewer in the record's scenario: its fiber is gone, so a recorded
-# decision names a fiber that is not there (or the decisions run out).
-multi="$S/canaries/lanes_send_after_unlock.json"
-expect continue_found 1 "oracle 'exactly_once' failed" -- "$L" explore "$multi" --seeds 1000 --record multi.json
-python3 - multi.json edited.json <<'EOF'
-import json, sys
+# A canary that fails on every seed, its record's scenario given one actor
+# more at the front: the fibers are numbered anew, so a recorded decision
+# names a fiber that cannot run there.
+cont="$S/canaries/lanes_decrement_at_dequeue.json"
+expect continue_found 1 "oracle 'capacity' failed" -- "$L" explore "$cont" --seeds 5 --record orig.json
+python3 - orig.json edited.json <<'EOF'
+import copy, json, sys
 rec = json.load(open(sys.argv[1]))
 actors = rec["scenario"]["workload"]["actors"]
-assert len(actors) > 1, "the canary needs two actors for this test"
-actors.pop()
+extra = copy.deepcopy(actors[0])
+extra["name"] = "newcomer"
+actors.insert(0, extra)
 json.dump(rec, open(sys.argv[2], "w"), indent=1)
 EOF
 expect continue_needed 4 "DIVERGED" -- "$L" replay edited.json
-expect continue_departs 0 "DIVERGED at step " -- "$L" replay edited.json --continue --record continued.json
-rc_line=$(grep -E "^the continued run (held|failed)" out)
-name=continue_verdict cases=$((cases + 1))
-[ -n "$rc_line" ] || fail "no verdict for the continued run"
-# The unedited record still reproduces, --continue or not.
-expect continue_unchanged 1 "reproduced: the same trace hash" -- "$L" replay multi.json --continue
-# A continued run that fails writes a record that replays: force one by
-# continuing the canary itself with its decisions cut short.
-python3 - multi.json cut.json <<'EOF'
+expect continue_departs 1 "the continued run failed" -- "$L" replay edited.json --continue --record continued.json
+name=continue_departure cases=$((cases + 1))
+grep -qE '^DIVERGED at step [0-9]+: the recorded decision [0-9]+ \(of [0-9]+\) is fiber [0-9]+, but runnable were \[[0-9,]+\]' out ||
+  fail "no departure point"
+grep -qF "oracle 'capacity' failed" out || fail "no verdict naming the oracle"
+grep -qF "failure record: continued.json" out || fail "no record written"
+expect continue_record_replays 1 "reproduced: the same trace hash" -- "$L" replay continued.json
+# Unchanged, a record still reproduces with --continue.
+expect continue_unchanged 1 "reproduced: the same trace hash" -- "$L" replay orig.json --continue
+# Decisions that run out: the canary's record with none left.
+python3 - canary.json cut.json <<'EOF'
 import json, sys
 rec = json.load(open(sys.argv[1]))
-rec["decisions"] = rec["decisions"][: len(rec["decisions"]) // 2]
+rec["decisions"] = []
 json.dump(rec, open(sys.argv[2], "w"), indent=1)
 EOF
 expect continue_cut_needed 4 "DIVERGED" -- "$L" replay cut.json
 expect continue_cut 1 "the continued run failed" -- "$L" replay cut.json --continue
 name=continue_cut_departure cases=$((cases + 1))
-grep -qE "^DIVERGED at step [0-9]+: all [0-9]+ recorded decisions were used" out || fail "no departure point"
+grep -qE '^DIVERGED at step [0-9]+: all 0 recorded decisions were used and the run needed more' out ||
+  fail "no departure point"
 grep -qF "failure record: cut-continued.json" out || fail "the continued run's record is not next to the input"
-expect continue_record_replays 1 "reproduced: the same trace hash" -- "$L" replay cut-continued.json
+expect continue_cut_record_replays 1 "reproduced: the same trace hash" -- "$L" replay cut-continued.json
 
 # --- (d) bad input ----------------------------------------------------------
 expect bad_trace_missing 2 "missing.json" -- "$L" trace missing.json -o x.json
