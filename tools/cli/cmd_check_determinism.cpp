@@ -87,7 +87,7 @@ int cmd_check_determinism(run_options o, const std::string& jobs_text, bool jobs
       std::cout << "rerun with: " << rerun_command(p, c) << std::endl;
       return exit_nondeterminism;
     }
-    std::cout << " (twice, " << a.trace_text.size() << " trace bytes equal)" << std::endl;
+    std::cout << " (twice): " << a.trace_text.size() << " trace bytes equal" << std::endl;
   }
   crash_report::clear();
   if (jobs_given) {

@@ -55,7 +55,7 @@ std::string to_text(const event& e) {
   s += ",\"ph\":\"";
   s += e.ph;
   s += "\"";
-  if (e.ph != 'M') s += ",\"ts\":" + micros(e.ts);
+  s += ",\"ts\":" + micros(e.ts);  // metadata too: some importers want every event to have one
   if (e.ph == 'X') s += ",\"dur\":" + micros(e.dur);
   s += ",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid);
   if (e.ph == 'i') {
