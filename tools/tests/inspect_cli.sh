@@ -60,6 +60,14 @@ check perfetto_failure failed.json failed.jsonl per_key_order
 expect trace_record_again 1 "outcome=oracle" -- "$L" trace canary.json -o failed2.json
 name=trace_record_bytes_deterministic cases=$((cases + 1))
 cmp -s failed.json failed2.json || fail "two exports of one record differ"
+# Two lanes for one key: its handle slices overlap, so the key gets a second track.
+two_lanes="$S/canaries/lanes_replace_lane_one_lane_per_key.json"
+expect overlap_found 1 "oracle 'one_lane_per_key' failed" -- "$L" explore "$two_lanes" --seeds 5 --record lanes2.json
+expect overlap_trace 1 "written to lanes2.perfetto.json" -- "$L" trace lanes2.json -o lanes2.perfetto.json
+expect overlap_trace_jsonl 1 "reproduced" -- "$L" replay lanes2.json --trace lanes2.jsonl
+check perfetto_overlap lanes2.perfetto.json lanes2.jsonl one_lane_per_key
+name=perfetto_overlap_track cases=$((cases + 1))
+grep -qE '"name":"key [0-9]+ \(overlapping, 2\)"' lanes2.perfetto.json || fail "no second track for the overlapping key"
 
 # --- (b) check-determinism ----------------------------------------------------
 expect determinism_bytes 0 "trace bytes equal" -- "$L" check-determinism "$held" --seeds 3
