@@ -68,10 +68,6 @@ int cmd_shrink(const shrink_options& o) {
   limits.max_runs = parse_u64("--max-runs", o.max_runs_text, 1, 100'000'000);
   limits.time_ms = shrink_time_ms(o.time_text);
   const failure_record rec = read_failure_record(o.record);
-  if (!rec.is_scenario()) {
-    throw input_error(o.record + ": /program: expected a scenario run's record (shrink works on scenarios), found "
-                      "the built-in program '" + printable(rec.program, max_shown_chars) + "'");
-  }
   if (!rec.result.failed) throw input_error(o.record + ": /failure: expected a failing run's record, but it has none");
   const std::string out = o.out.empty() ? default_output(o.record) : o.out;
   check_output_path(o.out.empty() ? "shrink's output" : "-o", out);

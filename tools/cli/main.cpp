@@ -69,6 +69,13 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand("replay", "replay a failure record's decisions; compare trace hashes");
   replay->add_option("record", replay_path, "failure record (JSON)")->required();
   replay->add_option("--trace", replay_trace, "write the replayed trace (JSON Lines) here");
+  replay_continue replay_more;
+  replay->add_flag("--continue", replay_more.on,
+                   "where the recorded decisions stop fitting (a changed scenario or engine), go on under the "
+                   "random strategy with the record's seed; say where, judge the new run, record it if it fails");
+  replay->add_option("--record", replay_more.record_out,
+                     "with --continue: where a failing continued run's record goes (default: RECORD-continued.json "
+                     "next to the record)");
 
   shrink_options shrink_opts;
   auto* shrink = app.add_subcommand("shrink", "make a scenario record's failing case smaller (actors, steps, items, "
@@ -82,6 +89,21 @@ int main(int argc, char** argv) {
   det_opts.seeds_text = "10";
   auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
   add_run_flags(*det, det_opts, false);
+  std::string det_jobs;
+  det->add_option("--jobs", det_jobs,
+                  "also run the seeds as explore does on 1 and on N threads (1 to 1024) and compare every "
+                  "outcome: trace hashes, schedules, failures and their records");
+
+  trace_options trace_opts;
+  auto* trace = app.add_subcommand("trace", "run a scenario FILE (or replay a RECORD) with the full trace and "
+                                            "write it for ui.perfetto.dev (--format perfetto) or as JSON Lines");
+  trace->add_option("input", trace_opts.input, "a scenario file or a failure record")->required();
+  trace->add_option("--format", trace_opts.format, "perfetto (Chrome trace-event JSON; the default) | jsonl");
+  trace->add_option("-o,--output", trace_opts.out, "where to write the trace")->required();
+  trace->add_option("--seed", trace_opts.run.seed_text, "a scenario's seed (decimal; default 1)");
+  trace->add_option("--strategy", trace_opts.run.strategy, "a scenario's strategy: random | pct | fifo")
+      ->check(CLI::IsMember({"random", "pct", "fifo"}));
+  trace->add_option("--cores", trace_opts.run.cores_text, "a scenario's simulated cores (default: its system.cores)");
 
   std::string demo_dir = ".";
   std::string demo_library = "scenarios";
@@ -110,6 +132,10 @@ int main(int argc, char** argv) {
   run_opts.trace_given = run->count("--trace") > 0;
   explore_opts.first_seed_given = explore->count("--first-seed") > 0;
   det_opts.first_seed_given = det->count("--first-seed") > 0;
+  replay_more.record_given = replay->count("--record") > 0;
+  trace_opts.seed_given = trace->count("--seed") > 0;
+  trace_opts.strategy_given = trace->count("--strategy") > 0;
+  trace_opts.run.cores_given = trace->count("--cores") > 0;
   explore_more.json_given = explore->count("--json") > 0;
   explore_more.junit_given = explore->count("--junit") > 0;
   merge_out.json_given = merge->count("--json") > 0;
@@ -119,8 +145,9 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(run_opts);
     if (*explore) return cmd_explore(explore_opts, explore_more);
     if (*merge) return cmd_merge(merge_inputs, merge_out);
-    if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
-    if (*det) return cmd_check_determinism(det_opts);
+    if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0, replay_more);
+    if (*det) return cmd_check_determinism(det_opts, det_jobs, det->count("--jobs") > 0);
+    if (*trace) return cmd_trace(trace_opts);
     if (*shrink) return cmd_shrink(shrink_opts);
     if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
   } catch (const input_error& e) {

@@ -12,8 +12,27 @@ namespace lockstep::cli {
 int cmd_run(run_options o);
 int cmd_explore(run_options o, explore_options e);
 int cmd_merge(const std::vector<std::string>& inputs, const explore_options& out);
-int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given);
-int cmd_check_determinism(run_options o);
+/// replay --continue and where it writes a continued run that fails.
+struct replay_continue {
+  bool on = false;
+  std::string record_out;
+  bool record_given = false;
+};
+int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given,
+               const replay_continue& more = {});
+int cmd_check_determinism(run_options o, const std::string& jobs_text = "", bool jobs_given = false);
+
+/// lockstep trace: its input (a scenario file or a record), format and output.
+struct trace_options {
+  std::string input;
+  std::string format = "perfetto";
+  std::string out;
+  run_options run;  // seed, strategy, cores for a scenario file (as text)
+  bool seed_given = false;
+  bool strategy_given = false;
+};
+int cmd_trace(trace_options t);
+
 /// shrink's flags, as text (checked by cmd_shrink).
 struct shrink_options {
   std::string record;

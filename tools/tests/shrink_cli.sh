@@ -118,7 +118,7 @@ del held["failure"]
 json.dump(held, open("held.json", "w"))
 EOF
 expect stale_record 4 "does not fail as recorded" -- "$L" shrink stale.json -o x.json
-expect program_record 2 "program.json: /program: expected a scenario run's record" -- "$L" shrink program.json
+expect program_record 2 "this is a record of a built-in program" -- "$L" shrink program.json
 expect held_record 2 "held.json: /failure: expected a failing run's record" -- "$L" shrink held.json
 expect missing_record 2 "nosuch.json" -- "$L" shrink nosuch.json
 expect bad_time 2 "--time: expected a wall-clock duration" -- "$L" shrink noisy.json --time 5x
