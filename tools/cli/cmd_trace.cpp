@@ -40,8 +40,8 @@ int cmd_trace(trace_options t) {
             " strategy=" + rec.config.strategy + " cores=" + std::to_string(rec.config.cores);
   } else {
     run_options& o = t.run;
+    o.files = {t.input};
     o.file = t.input;
-    o.file_given = true;
     resolve(o, true);
     const prepared p = prepare(o);
     auto c = config_of(o, o.seed, sim::trace_mode::full);
