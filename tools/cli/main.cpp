@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand("replay", "replay a failure record's decisions; compare trace hashes");
   replay->add_option("record", replay_path, "failure record (JSON)")->required();
   replay->add_option("--trace", replay_trace, "write the replayed trace (JSON Lines) here");
+  add_replay_backend_flag(*replay);
 
   run_options det_opts;
   det_opts.seeds_text = "10";

@@ -31,6 +31,13 @@ struct run_options {
   bool program_given = false;
   bool options_given = false;
   bool first_seed_given = false;
+  // --backend threads (run only): the real pinned-thread backend, its clock
+  // real, each virtual ns of the file taking time_scale real ns.
+  std::string backend = "sim";
+  std::string time_scale_text = "1000";
+  bool time_scale_given = false;
+  std::string sim_only_flag;  // the first flag given that only the simulator has (--seed, --strategy...)
+  std::uint64_t time_scale = 1000;
 
   std::uint64_t seed = 1;
   std::uint64_t first_seed = 1;
@@ -74,7 +81,11 @@ void resolve_explore(run_options& o, explore_options& e);
 /// Adds --jobs, --runs, --time, --stop-after, --shard, --json, --junit.
 void add_explore_flags(CLI::App& app, explore_options& e);
 
-/// Adds FILE, --program, --options, the seed flags, --strategy, --cores, the PCT flags, --max-steps, --record.
+/// Adds FILE, --program, --options, the seed flags, --strategy, --cores, the PCT flags, --max-steps,
+/// --backend, --time-scale, --record.
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
+
+/// replay's --backend: sim only, and a threads one refused saying why.
+void add_replay_backend_flag(CLI::App& app);
 
 }  // namespace lockstep::cli

@@ -9,6 +9,7 @@
 // A violation fails the run through sim::check, naming the oracle.
 #pragma once
 
+#include "engine/threads/runtime.hpp"
 #include "sim/runtime.hpp"
 #include "tools/scenario/scenario.hpp"
 
@@ -16,6 +17,9 @@ namespace lockstep::scenario {
 
 /// The scenario must hold lanes, and its actors' cores must be below rt.cores()
 /// (scenario_reader.hpp: read_scenario and check_run_settings).
-void run_lanes_scenario(sim::runtime& rt, const scenario& s);
+template <class Rt>
+void run_lanes_scenario(Rt& rt, const scenario& s);
+extern template void run_lanes_scenario<sim::runtime>(sim::runtime&, const scenario&);
+extern template void run_lanes_scenario<threads::runtime>(threads::runtime&, const scenario&);
 
 }  // namespace lockstep::scenario
