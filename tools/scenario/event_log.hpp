@@ -114,7 +114,7 @@ class event_log<sim::runtime, Event> {
 template <class Event>
 class event_log<threads::runtime, Event> {
  public:
-  explicit event_log(threads::runtime& rt) : rt_(rt), buffers_(rt.cores()) {}
+  explicit event_log(threads::runtime& rt) : rt_(rt), start_(rt.now()), buffers_(rt.cores()) {}
 
   /// Never suspends: observers call it under the components' locks.
   void record(Event e) {
@@ -123,7 +123,7 @@ class event_log<threads::runtime, Event> {
     const std::lock_guard<std::mutex> hold(b.mu);
     // Stamped under the buffer's lock, so a reader holding every lock sees
     // each sequence number taken so far: the merged log has no gaps.
-    e.t = rt_.now();
+    e.t = rt_.now() - start_;  // ns since the log began: the steady clock's epoch means nothing
     b.events.emplace_back(next_.fetch_add(1, std::memory_order_acq_rel), e);
   }
 
@@ -152,6 +152,7 @@ class event_log<threads::runtime, Event> {
     std::vector<std::pair<std::uint64_t, Event>> events;
   };
   threads::runtime& rt_;
+  std::int64_t start_;
   std::vector<buffer> buffers_;
   std::atomic<std::uint64_t> next_{0};
   std::atomic<bool> open_{true};
