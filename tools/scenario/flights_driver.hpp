@@ -1,5 +1,5 @@
 // tools/scenario/flights_driver.hpp — runs a single-flight scenario as the
-// main fiber of a simulated run: builds the real single_flight table
+// main fiber of a run (simulated or on threads): builds the real single_flight table
 // (engine/single_flight.hpp), or one of its canaries
 // (tools/models/probation_model.hpp's broken_flight) when the scenario plants
 // one. Each join step starts waiter fibers on its actor's core; a waiter that

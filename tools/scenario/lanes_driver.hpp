@@ -1,12 +1,14 @@
 // tools/scenario/lanes_driver.hpp — runs a lane-router scenario as the main
-// fiber of a simulated run: builds the real lane_router (engine/lanes.hpp),
+// fiber of a run (simulated or on threads): builds the real lane_router (engine/lanes.hpp),
 // or one of its canaries (tools/models/velo_model.hpp) when the scenario
 // plants one; spawns the actors on their cores and runs their steps; then the
 // liveness phase (every admitted item handled and, when lanes reap or the
 // router was dropped, every lane closed, within liveness_ns; then the router
 // is dropped and every lane must close within liveness_ns again); then the
 // oracles over the event log (lane_oracles.hpp) and, under fifo, `expect`.
-// A violation fails the run through sim::check, naming the oracle.
+// A violation fails the run through check() (event_log.hpp), naming the
+// oracle. One source for both backends: instantiated for sim::runtime and
+// threads::runtime.
 #pragma once
 
 #include "engine/threads/runtime.hpp"

@@ -1,5 +1,5 @@
 // tools/scenario/shards_driver.hpp — runs a shard-scheduler scenario as the
-// main fiber of a simulated run: starts system.shards.count real shard
+// main fiber of a run (simulated or on threads): starts system.shards.count real shard
 // reactors (engine/shard.hpp), shard i on core i % cores, behind the real
 // router (engine/router.hpp), with a processor that does what
 // behaviour.processor says and logs every call (shard_events.hpp); a
