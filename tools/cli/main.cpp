@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   shrink->add_option("-o,--out", shrink_opts.out, "write the shrunk record here (default: <record>.shrunk.json)");
   shrink->add_option("--time", shrink_opts.time_text, "wall-clock budget for the search, e.g. 60s, 5m (default 60s)");
   shrink->add_option("--max-runs", shrink_opts.max_runs_text, "at most this many candidate runs (default 2000)");
+  add_replay_backend_flag(*replay);
 
   run_options det_opts;
   det_opts.seeds_text = "10";

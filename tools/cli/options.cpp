@@ -24,6 +24,33 @@ std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::u
   return v;
 }
 
+namespace {
+
+// A threads run has no seed, schedule, trace or record: a flag that would
+// only mean something on the simulator is refused, not silently ignored.
+void resolve_backend(run_options& o, bool with_seed) {
+  if (o.backend != "threads") {
+    if (o.time_scale_given) {
+      throw input_error("--time-scale: expected only with --backend threads (the simulator's clock is virtual), "
+                        "found --backend " + o.backend);
+    }
+    return;
+  }
+  if (!with_seed) {
+    throw input_error("--backend threads: expected only with `lockstep run` (a threads run is not reproducible: "
+                      "no seed picks its schedule, so there is nothing to explore or compare)");
+  }
+  o.time_scale = parse_u64("--time-scale", o.time_scale_text, 1, 1'000'000);
+  const std::string why = " with --backend threads (the kernel schedules real threads: no seed, strategy, "
+                          "trace or record replays a run)";
+  if (!o.sim_only_flag.empty()) throw input_error(o.sim_only_flag + ": expected no simulator-only flag" + why);
+  if (o.trace_given) throw input_error("--trace: expected no trace" + why);
+  if (o.record_given) throw input_error("--record: expected no failure record" + why);
+  if (!o.file_given) throw input_error("--backend threads: expected a scenario FILE (the built-in programs run on the simulator only)");
+}
+
+}  // namespace
+
 void resolve(run_options& o, bool with_seed) {
   if (with_seed) {
     o.seed = parse_u64("--seed", o.seed_text, 0, UINT64_MAX);
@@ -57,6 +84,7 @@ void resolve(run_options& o, bool with_seed) {
   o.max_steps = parse_u64("--max-steps", o.max_steps_text, 1, UINT64_MAX);
   if (o.trace_given) check_output_path("--trace", o.trace_out);
   if (o.record_given) check_output_path("--record", o.record_out);
+  resolve_backend(o, with_seed);
 }
 
 namespace {
@@ -181,9 +209,37 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
                  "PCT: steps k the change points are drawn from (default 0: the length of a random run "
                  "of the same scenario and seed, so change points land inside the run)");
   app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
+  auto sim_only = [&o](const char* flag) {
+    return [&o, flag](const std::string&) {
+      if (o.sim_only_flag.empty()) o.sim_only_flag = flag;
+    };
+  };
+  // Marked where they are added, so the backend check knows they were given.
+  for (const char* flag : {"--strategy", "--pct-depth", "--pct-steps", "--max-steps"}) app.get_option(flag)->each(sim_only(flag));
+  if (with_seed) app.get_option("--seed")->each(sim_only("--seed"));
+  app.add_option("--backend", o.backend,
+                 "sim (default) | threads: run on the real pinned-thread backend, real clock (run only, scenario "
+                 "files only; not byte-for-byte, no replay)")
+      ->check(CLI::IsMember({"sim", "threads"}));
+  app.add_option("--time-scale", o.time_scale_text,
+                 "with --backend threads: real ns per virtual ns of the file's durations (1 to 1000000; default "
+                 "1000, a virtual ns taking a real us)")
+      ->each([&o](const std::string&) { o.time_scale_given = true; });
   app.add_option("--record", o.record_out,
                  "where to write the failure record (default: results/failures/FILE-STRATEGY-SEED.json; "
                  "with one FILE only)");
+}
+
+void add_replay_backend_flag(CLI::App& app) {
+  static std::string backend;  // only ever "sim": the validator refuses the rest
+  app.add_option("--backend", backend, "sim only: a record replays on the simulator")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "sim") return "";
+            return "expected sim, found '" + printable(v, max_shown_chars) +
+                   "' (a threads run is not reproducible: it has no record and no replay)";
+          },
+          "sim"));
 }
 
 }  // namespace lockstep::cli

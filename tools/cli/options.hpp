@@ -28,6 +28,13 @@ struct run_options {
   bool record_given = false;
   bool cores_given = false;
   bool first_seed_given = false;
+  // --backend threads (run only): the real pinned-thread backend, its clock
+  // real, each virtual ns of the file taking time_scale real ns.
+  std::string backend = "sim";
+  std::string time_scale_text = "1000";
+  bool time_scale_given = false;
+  std::string sim_only_flag;  // the first flag given that only the simulator has (--seed, --strategy...)
+  std::uint64_t time_scale = 1000;
 
   std::uint64_t seed = 1;
   std::uint64_t first_seed = 1;
@@ -80,7 +87,11 @@ std::vector<std::string> expand_files(const std::vector<std::string>& given);
 /// (an output naming one file, like --trace) is given; nullptr: no such flag.
 void require_one_file(const std::vector<std::string>& files, const char* flag);
 
-/// Adds FILE..., the seed flags, --strategy, --cores, the PCT flags, --max-steps, --record.
+/// Adds FILE..., the seed flags, --strategy, --cores, the PCT flags, --max-steps,
+/// --backend, --time-scale, --record.
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
+
+/// replay's --backend: sim only, and a threads one refused saying why.
+void add_replay_backend_flag(CLI::App& app);
 
 }  // namespace lockstep::cli
