@@ -46,7 +46,6 @@ void resolve_backend(run_options& o, bool with_seed) {
   if (!o.sim_only_flag.empty()) throw input_error(o.sim_only_flag + ": expected no simulator-only flag" + why);
   if (o.trace_given) throw input_error("--trace: expected no trace" + why);
   if (o.record_given) throw input_error("--record: expected no failure record" + why);
-  if (!o.file_given) throw input_error("--backend threads: expected a scenario FILE (the built-in programs run on the simulator only)");
 }
 
 }  // namespace
