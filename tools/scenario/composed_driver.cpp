@@ -132,7 +132,7 @@ void drive(runtime& rt, const scenario& s) {
         e.shard_item = si.uid;
         e.value = read ? read->value : it.id;
         const std::shared_ptr<shard_parts::router_t> h = shards->handle;  // alive for the call, whoever drops it
-        e.sent = shard_parts::submit_logged(*sst, *shards, h, si, wiring.forward_via_try);
+        e.sent = shard_parts::submit_logged(rt, *sst, *shards, h, si, wiring.forward_via_try);
         comp->log.record(e);
       }
     }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/single_flight.hpp"
-#include "tools/models/probation_model.hpp"
+#include "tools/scenario/flight_canaries.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/flight_events.hpp"
 #include "tools/scenario/scenario.hpp"
@@ -44,7 +44,7 @@ struct worker_panic : std::runtime_error {
 /// runs every fiber on one OS thread.
 struct shared_state {
   explicit shared_state(runtime& rt) : log(rt) {}
-  flight_event_log log;
+  flight_event_log<runtime> log;
   std::uint64_t workers = 0;  // workers started so far, for nth_call rules
   std::uint64_t waiters = 0;  // waiters started so far: their run-wide numbers
   std::size_t live = 0;       // waiter and worker fibers not yet ended

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "engine/lanes.hpp"
-#include "tools/models/velo_model.hpp"
+#include "tools/scenario/lane_canaries.hpp"
 #include "tools/scenario/lane_events.hpp"
 
 namespace lockstep::scenario::lane_parts {
@@ -24,7 +24,7 @@ using item = models::velo::item;  // key, producer (the actor's index), seq, id
 /// simulator runs every fiber on one OS thread.
 struct shared_state {
   explicit shared_state(runtime& rt) : log(rt) {}
-  lane_event_log log;
+  lane_event_log<runtime> log;
   std::map<sim::fiber_id, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
   std::map<sim::fiber_id, std::uint64_t> lane_key;  // lane fiber -> the key of its items
   std::uint64_t admitted = 0, handled = 0, created = 0, closed = 0;

@@ -17,6 +17,7 @@
 
 #include "engine/router.hpp"
 #include "engine/shard.hpp"
+#include "tools/scenario/crash.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/scenario.hpp"
 #include "tools/scenario/shard_events.hpp"
@@ -36,6 +37,7 @@ struct shard_item {
   std::optional<std::uint64_t> id;
   std::uint64_t actor = 0;
   std::uint64_t seq = 0;  // index among its actor's items
+  std::int64_t sent_ns = 0;  // when submit() was called: the deadline is no earlier than sent_ns + ttl
 
   key_type key() const { return k; }
   class_id cls() const { return c; }
@@ -52,7 +54,7 @@ struct fault {
 /// the simulator runs every fiber on one OS thread.
 struct shared_state {
   explicit shared_state(runtime& rt) : log(rt) {}
-  shard_event_log log;
+  shard_event_log<runtime> log;
   std::uint64_t calls = 0;  // process() calls so far, for nth_call rules
   std::size_t exited = 0;   // shard fibers whose run() returned
 };
@@ -73,6 +75,8 @@ inline shard_event about(shard_event_kind kind, const shard_item& it, std::uint6
   e.shard = shard;
   e.cls = it.c;
   e.request_id = it.id;
+  e.sent_ns = it.sent_ns;
+  e.ttl_ns = it.ttl;
   return e;
 }
 
@@ -114,6 +118,10 @@ struct processor {
       case outcome_kind::panic:
         finish(shard_disposition::panic);
         throw std::runtime_error("deliberate processor panic (behaviour.processor.outcomes)");
+      case outcome_kind::crash_segv:
+      case outcome_kind::crash_abort:
+      case outcome_kind::crash_overflow:
+        crash(outcome);
       case outcome_kind::ok:
         break;
     }
@@ -244,10 +252,11 @@ inline shard_set start_shards(runtime& rt, const scenario& s, const std::shared_
 /// set.handle, which keeps the router alive for the call and as long as the
 /// caller holds it: a dropped Arc, as in the seed), or of the closed copy
 /// once the router was dropped; logs what came back; true when it was sent.
-inline bool submit_logged(shared_state& st, shard_set& set, const std::shared_ptr<router_t>& h, shard_item it,
-                          bool via_try) {
+inline bool submit_logged(runtime& rt, shared_state& st, shard_set& set, const std::shared_ptr<router_t>& h,
+                          shard_item it, bool via_try) {
   router_t& route = h ? *h : *set.closed;
   const std::uint64_t shard = route.shard_of(it.k);
+  it.sent_ns = rt.now();  // the log's clock: the deadlines oracle compares it with event times
   const shard_item copy = it;
   send_outcome<shard_item> out = via_try ? route.try_submit(std::move(it)) : route.submit(std::move(it));
   shard_event e = about(out.ok() ? shard_event_kind::submitted : shard_event_kind::handed_back, copy, shard);
