@@ -71,7 +71,10 @@ int cmd_run(run_options o) {
   if (o.backend == "threads") {
     // A violation on threads ends the process (other threads still run
     // fibers that use the failing one's objects), so one file per run.
-    require_one_file(files, "--backend threads");
+    if (files.size() != 1) {
+      throw input_error("--backend threads: expected one scenario FILE (a violation on threads ends the process), "
+                        "found " + std::to_string(files.size()) + " files");
+    }
     o.file = files.front();
     return run_on_threads(o);
   }

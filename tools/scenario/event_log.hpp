@@ -88,6 +88,9 @@ class event_log<sim::runtime, Event> {
  public:
   explicit event_log(sim::runtime& rt) : rt_(rt) {}
 
+  /// The clock events are stamped with.
+  [[nodiscard]] std::int64_t now() const { return rt_.now(); }
+
   void record(Event e) {
     if (!open_) return;
     e.t = rt_.now();
@@ -116,6 +119,9 @@ class event_log<threads::runtime, Event> {
  public:
   explicit event_log(threads::runtime& rt) : rt_(rt), start_(rt.now()), buffers_(rt.cores()) {}
 
+  /// The clock events are stamped with: ns since the log began.
+  [[nodiscard]] std::int64_t now() const { return rt_.now() - start_; }
+
   /// Never suspends: observers call it under the components' locks.
   void record(Event e) {
     if (!open_.load(std::memory_order_acquire)) return;
@@ -123,7 +129,7 @@ class event_log<threads::runtime, Event> {
     const std::lock_guard<std::mutex> hold(b.mu);
     // Stamped under the buffer's lock, so a reader holding every lock sees
     // each sequence number taken so far: the merged log has no gaps.
-    e.t = rt_.now() - start_;  // ns since the log began: the steady clock's epoch means nothing
+    e.t = now();  // ns since the log began: the steady clock's epoch means nothing
     b.events.emplace_back(next_.fetch_add(1, std::memory_order_acq_rel), e);
   }
 

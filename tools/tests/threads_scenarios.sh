@@ -97,7 +97,7 @@ expect threads_record 2 "--record: expected no failure record" -- "$L" run "$f" 
 expect threads_scale_zero 2 "--time-scale: expected a decimal integer from 1 to 1000000" -- \
   "$L" run "$f" --backend threads --time-scale 0
 expect threads_scale_sim 2 "--time-scale: expected only with --backend threads" -- "$L" run "$f" --time-scale 10
-expect threads_program 2 "expected a scenario FILE" -- "$L" run --program pipeline --backend threads
+expect threads_two_files 2 "--backend threads: expected one scenario FILE" -- "$L" run "$f" "$f" --backend threads
 expect threads_lane_canary 2 "/system/lanes/canary: expected no lane-router canary" -- \
   "$L" run "$S/canaries/lanes_send_after_unlock.json" --backend threads
 python3 - "$S/shards_faults_random.json" abort.json <<'EOF'
