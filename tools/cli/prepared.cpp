@@ -43,7 +43,7 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 }
 
 sim::run_result run_once(const prepared& p, const sim::run_config& c) {
-  return sim::run(c, [&](sim::runtime& rt) { scenario::run_scenario(rt, *p.scen); });
+  return scenario::run_scenario(c, *p.scen);  // applies expect_failure
 }
 
 // PCT draws its d-1 change points from [1, k]; a k far beyond the run's

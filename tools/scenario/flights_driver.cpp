@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,6 +48,7 @@ struct shared_state {
   counter<Rt, std::size_t> live{0};   // waiter and worker fibers not yet ended
   state_lock<Rt> mu;
   std::vector<typename Rt::task> tasks;
+  std::map<std::string, std::vector<typename Rt::task>> named;  // join id -> its waiters, for leave steps (under mu)
 
   void keep(typename Rt::task t) {
     const std::lock_guard hold(mu);
@@ -224,6 +226,17 @@ void drive(Rt& rt, const scenario& s) {
           rt.sleep_for(static_cast<std::int64_t>(stp.sleep_ns));
           continue;
         }
+        if (stp.what == step::kind::leave) {
+          // Every waiter the named join started so far leaves now; one already
+          // answered is not cancelled (a no-op), one not yet started is not touched.
+          std::vector<typename runtime::task> leaving;
+          {
+            const std::lock_guard hold(st->mu);
+            leaving = st->named[stp.join_id];
+          }
+          for (typename runtime::task& w : leaving) w.cancel();
+          continue;
+        }
         if (stp.what != step::kind::join) continue;  // the reader refuses other components' steps
         for (std::uint64_t i = 0; i < stp.count; ++i) {
           const key_type key = draw(rt, stp.key);
@@ -233,6 +246,10 @@ void drive(Rt& rt, const scenario& s) {
                                                    waiter_body<Rt, Flight>(rt, s, st, f, key, number, core);
                                                  });
           st->keep(w);
+          if (!stp.join_id.empty()) {
+            const std::lock_guard hold(st->mu);
+            st->named[stp.join_id].push_back(w);
+          }
           if (stp.leave_after_ns) {
             const auto after = static_cast<std::int64_t>(*stp.leave_after_ns);
             st->keep(rt.spawn_on(core, "leaver." + std::to_string(number), [&rt, w, after]() mutable {

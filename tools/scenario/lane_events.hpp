@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +38,10 @@ struct lane_event {
   std::uint64_t seq = 0;    ///< the item's index among its actor's items
   std::uint64_t lane = 0;   ///< fiber id of the lane
   std::uint64_t depth = 0;  ///< what route() reported
+  /// routed, refused: the capacity route() was called with, when the step
+  /// gave its own (own_capacity; none: uncapped) instead of the router's.
+  bool own_capacity = false;
+  std::optional<std::uint64_t> capacity = std::nullopt;
 };
 
 constexpr std::string_view name_of(lane_event_kind k) {
@@ -60,6 +65,13 @@ inline void write_fields(sim::trace& line, const lane_event& e) {
     case lane_event_kind::routed:
     case lane_event_kind::refused:
       line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq).field_u("depth", e.depth);
+      if (e.own_capacity) {
+        if (e.capacity) {
+          line.field_u("capacity", *e.capacity);
+        } else {
+          line.field("capacity", "none");
+        }
+      }
       break;
     case lane_event_kind::unrouted:
       line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq);

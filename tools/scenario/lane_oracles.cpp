@@ -40,39 +40,69 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   std::uint64_t created = 0, closed = 0;
   bool dropped = false;
 
+  // A route step may give its own capacity; route() checks each call's
+  // against the depth it reads, so a key may hold as many unfinished items as
+  // the largest capacity any of its routes had (none: unbounded). Without
+  // per-route capacities this is the router's, as before.
+  std::map<std::uint64_t, std::optional<std::uint64_t>> bound;  // key -> largest capacity routed with
+  auto capacity_of = [&](const lane_event& e) -> std::optional<std::uint64_t> {
+    if (e.own_capacity) return e.capacity;
+    if (s.capacity) return *s.capacity;
+    return std::nullopt;
+  };
+  auto widen = [&](std::uint64_t key, const std::optional<std::uint64_t>& cap) {
+    const auto [b, fresh] = bound.try_emplace(key, cap);
+    if (!fresh && b->second && (!cap || *cap > *b->second)) b->second = cap;
+  };
+  // Items counted at handle_begin before their routed event: bounded by the
+  // router's capacity unless a route step of the scenario gave its own.
+  auto bound_of = [&](std::uint64_t key) -> std::optional<std::uint64_t> {
+    const auto b = bound.find(key);
+    if (b != bound.end()) return b->second;
+    if (s.any_route_capacity) return std::nullopt;
+    if (s.capacity) return *s.capacity;
+    return std::nullopt;
+  };
   auto count_in = [&](std::uint64_t item, std::uint64_t key, const lane_event& e, std::size_t n) {
     if (!counted.insert(item).second) return;
     const std::uint64_t now = ++unfinished[key];
-    if (s.capacity && now > *s.capacity) {
-      report("capacity", where(e, n) + ": holds " + str(now) + " unfinished items, capacity " + str(*s.capacity));
+    const std::optional<std::uint64_t> cap = bound_of(key);
+    if (cap && now > *cap) {
+      report("capacity", where(e, n) + ": holds " + str(now) + " unfinished items, capacity " + str(*cap));
     }
   };
 
   for (std::size_t n = 0; n < log.size(); ++n) {
     const lane_event& e = log[n];
     switch (e.kind) {
-      case lane_event_kind::routed:
+      case lane_event_kind::routed: {
         fates[e.item] = fate::admitted;
         item_key[e.item] = e.key;
-        if (s.capacity && e.depth >= *s.capacity) {
+        const std::optional<std::uint64_t> cap = capacity_of(e);
+        widen(e.key, cap);
+        if (cap && e.depth >= *cap) {
           report("capacity", where(e, n) + ": item " + str(e.item) + " admitted at depth " + str(e.depth) +
-                                 ", capacity " + str(*s.capacity));
+                                 ", capacity " + str(*cap));
         }
         count_in(e.item, e.key, e, n);
         break;
-      case lane_event_kind::refused:
+      }
+      case lane_event_kind::refused: {
         fates[e.item] = fate::refused;
         item_key[e.item] = e.key;
-        if (!s.capacity) {
-          report("capacity", where(e, n) + ": item " + str(e.item) + " refused by an uncapped router");
-        } else if (e.depth < *s.capacity) {
+        const std::optional<std::uint64_t> cap = capacity_of(e);
+        if (!cap) {
+          report("capacity", where(e, n) + ": item " + str(e.item) + " refused by an uncapped " +
+                                 (e.own_capacity ? "route" : "router"));
+        } else if (e.depth < *cap) {
           report("capacity", where(e, n) + ": item " + str(e.item) + " refused at depth " + str(e.depth) +
-                                 ", below capacity " + str(*s.capacity));
+                                 ", below capacity " + str(*cap));
         }
         if (handles[e.item] != 0) {
           report("exactly_once", where(e, n) + ": item " + str(e.item) + " was refused but reached the consumer");
         }
         break;
+      }
       case lane_event_kind::unrouted:
         fates[e.item] = fate::unrouted;
         item_key[e.item] = e.key;

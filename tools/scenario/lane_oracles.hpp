@@ -35,11 +35,14 @@
 namespace lockstep::scenario {
 
 struct lane_oracle_settings {
-  std::optional<std::size_t> capacity;
+  std::optional<std::size_t> capacity;  ///< the router's: a route step may give its own (lane_event::own_capacity)
   std::vector<std::string> enabled;  ///< names from lane_oracle_names()
   /// The run is over (the router dropped, the liveness budget spent): check
   /// what must hold at the end too, not only what holds at every event.
   bool end_of_run = true;
+  /// Some route step gives its own capacity: an item the consumer starts
+  /// before any route of its key is logged is not bounded by the router's.
+  bool any_route_capacity = false;
 };
 
 /// The first violation, in log order (then the end-of-run ones), or none.

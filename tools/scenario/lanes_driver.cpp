@@ -149,6 +149,7 @@ void drive(Rt& rt, const scenario& s) {
           case step::kind::try_submit:
           case step::kind::shutdown:
           case step::kind::join:
+          case step::kind::leave:
             break;  // the reader refuses other components' steps
           case step::kind::route:
             for (std::uint64_t i = 0; i < stp.count; ++i) {
@@ -163,8 +164,15 @@ void drive(Rt& rt, const scenario& s) {
               }
               const item it{key, a, seq++, id};
               lane_event e{lane_event_kind::unrouted, 0, key, it.id, a, it.seq, 0, 0};
+              // A step's own capacity (none: uncapped) instead of the router's.
+              std::optional<std::size_t> capacity = sys.capacity;
+              if (stp.route_capacity) {
+                capacity = *stp.route_capacity;
+                e.own_capacity = true;
+                if (capacity) e.capacity = *capacity;
+              }
               if (handle) {
-                const route_result<item> r = handle->route(key, it, sys.capacity);
+                const route_result<item> r = handle->route(key, it, capacity);
                 {
                   const std::lock_guard hold(st->mu);
                   st->routing.erase(me);
@@ -205,6 +213,7 @@ void drive(Rt& rt, const scenario& s) {
   lane_oracle_settings os;
   os.capacity = sys.capacity;
   os.enabled = s.oracles;
+  os.any_route_capacity = s.any_route_capacity();
   if (const auto v = check_lane_log(st->log.events(), os)) {
     if (v->oracle == "liveness") check_liveness(rt, false, v->oracle, v->message);
     check(rt, false, v->oracle, v->message);
@@ -235,7 +244,7 @@ void run_lanes_scenario(Rt& rt, const scenario& s) {
     drive<Rt, lane_router<Rt, std::uint64_t, item>>(rt, s);
     return;
   }
-  // The canaries are models written for the simulator (tools/models/velo_model.hpp).
+  // The canaries are models written for the simulator (tools/scenario/lane_canaries.hpp).
   if constexpr (is_sim<Rt>) {
     switch (s.lanes->canary) {
       case lanes_canary::none:

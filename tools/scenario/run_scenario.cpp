@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "tools/exit_codes.hpp"
+#include "tools/scenario/composed_driver.hpp"
 #include "tools/scenario/event_log.hpp"
 #include "tools/scenario/flights_driver.hpp"
 #include "tools/scenario/lanes_driver.hpp"
@@ -17,14 +19,44 @@ namespace lockstep::scenario {
 
 template <class Rt>
 void run_scenario(Rt& rt, const scenario& s) {
-  // The reader guarantees exactly one component.
-  if (s.shards) {
+  // The reader guarantees one component, or a wiring for several.
+  if (s.composed()) {
+    // Composed systems are built for the simulator (check_threads_settings refuses them on threads).
+    if constexpr (is_sim<Rt>) {
+      run_composed_scenario(rt, s);
+    } else {
+      throw std::logic_error("composed systems run on the simulator only (check_threads_settings refuses them)");
+    }
+  } else if (s.shards) {
     run_shards_scenario(rt, s);
   } else if (s.single_flight) {
     run_flights_scenario(rt, s);
   } else {
     run_lanes_scenario(rt, s);
   }
+}
+
+sim::run_result run_scenario(const sim::run_config& config, const scenario& s) {
+  sim::run_result r = sim::run(config, [&s](sim::runtime& rt) { run_scenario(rt, s); });
+  if (!s.expect_failure) return r;
+  if (r.failed && r.failed->kind == sim::failure_kind::replay_divergence) return r;
+  const failure_expectation& x = *s.expect_failure;
+  const std::string wanted =
+      "the run to end in " + x.kind + (x.contains.empty() ? std::string() : " with \"" + x.contains + "\"");
+  if (r.failed && sim::to_string(r.failed->kind) == x.kind &&
+      r.failed->message.find(x.contains) != std::string::npos) {
+    r.failed.reset();  // the failure the file expects: the scenario holds
+    return r;
+  }
+  sim::failure f;
+  f.kind = sim::failure_kind::oracle;
+  f.step = r.failed ? r.failed->step : r.steps;
+  f.message = "oracle 'expect_failure' failed: expected " + wanted + ", but the expected " + x.kind +
+              " did not happen: " +
+              (r.failed ? "it ended in " + std::string(sim::to_string(r.failed->kind)) + ": " + r.failed->message
+                        : std::string("every oracle held"));
+  r.failed = f;
+  return r;
 }
 
 template void run_scenario<sim::runtime>(sim::runtime&, const scenario&);
@@ -40,7 +72,15 @@ void check_threads_settings(const scenario& s) {
   }
   if (s.lanes && s.lanes->canary != lanes_canary::none) {
     refuse("/system/lanes/canary", "no lane-router canary with --backend threads (the canaries are models written "
-                                   "for the simulator, tools/models/velo_model.hpp)");
+                                   "for the simulator, tools/scenario/lane_canaries.hpp)");
+  }
+  if (s.composed()) {
+    refuse("/system/wiring", "a single component with --backend threads (composed systems run on the simulator "
+                             "only; its driver is not built for the threads backend)");
+  }
+  if (s.expect_failure) {
+    refuse("/expect_failure", "no expect_failure with --backend threads (a threads run has no record to turn "
+                              "round, and its failure ends the process): run this file on the simulator");
   }
   if (s.shards && s.shards->panic_abort) {
     refuse("/system/shards/panic_policy", "panic_policy \"contain\" with --backend threads (\"abort\" ends the "

@@ -1,9 +1,11 @@
 // tools/scenario/run_scenario.hpp — runs a scenario as the main fiber of a
 // run, with the driver of the component its system holds: the lane router
-// (lanes_driver.hpp), the shard scheduler (shards_driver.hpp) or the
-// single-flight table (flights_driver.hpp). One driver source serves both
-// backends (event_log.hpp): a simulated run (sim::runtime) and a run on the
-// real pinned threads (threads::runtime, run_threads_scenario).
+// (lanes_driver.hpp), the shard scheduler (shards_driver.hpp), the
+// single-flight table (flights_driver.hpp) or, in the simulator only, a
+// composition of them (composed_driver.hpp); and the whole simulated run,
+// with expect_failure applied. One driver source serves both backends for a
+// single component (event_log.hpp): a simulated run (sim::runtime) and a run
+// on the real pinned threads (threads::runtime, run_threads_scenario).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,9 @@ extern template void run_scenario<sim::runtime>(sim::runtime&, const scenario&);
 extern template void run_scenario<threads::runtime>(threads::runtime&, const scenario&);
 
 /// What cannot run on real threads: `expect` (exact counts and orders that
-/// hold under the simulator's fifo schedule only), the lane router's
+/// hold under the simulator's fifo schedule only), composed systems (their
+/// driver is built for the simulator), `expect_failure` (a threads failure
+/// ends the process, there is no verdict to turn round), the lane router's
 /// canaries (models written for the simulator), panic_policy "abort" (on
 /// threads it ends the process, as the seed's PanicPolicy::Abort does).
 /// Throws cli::input_error naming the file and the pointer.
@@ -37,5 +41,13 @@ scenario scaled_durations(const scenario& s, std::uint64_t scale);
 /// pinned OS thread each). It returns when every oracle held; a violated one
 /// ends the process with its exit code (event_log.hpp: threads_verdict).
 void run_threads_scenario(const scenario& s, std::uint32_t cores);
+
+/// One simulated run of `s`. With s.expect_failure, the verdict is turned
+/// round: a run ending in the expected failure holds; one that holds, or
+/// ends in another failure, fails the `expect_failure` oracle, saying what
+/// was expected and what happened. The trace (and its hash) is the run's own
+/// either way, so a record of it replays. A replay divergence is never
+/// turned round: it is not the scenario's verdict.
+sim::run_result run_scenario(const sim::run_config& config, const scenario& s);
 
 }  // namespace lockstep::scenario

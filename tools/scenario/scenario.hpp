@@ -2,7 +2,9 @@
 // values, after the reader (scenario_reader.hpp) has checked it against the
 // schema and the rules the schema cannot express. A system holds the lane
 // router (velo), the shard scheduler (grommet) or the single-flight table
-// (probation); composing them is not implemented yet and the reader refuses it.
+// (probation), alone or composed: lanes in front, whose consumer looks the
+// item up in the single-flight table and/or forwards it to the shards, as
+// system.wiring says (composed_driver.hpp).
 #pragma once
 
 #include <cstdint>
@@ -26,12 +28,15 @@ struct key_spec {
 };
 
 struct step {
-  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join };
+  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join, leave };
   kind what = kind::sleep;
   key_spec key;               ///< route, submit, try_submit, join
   std::uint64_t count = 1;    ///< route, submit, try_submit, join: items sent (waiters started) by this step
   std::uint64_t gap_ns = 0;   ///< route, submit, try_submit, join: pause between them (0: back to back)
   std::optional<std::uint64_t> leave_after_ns;  ///< join: each waiter leaves (is cancelled) this long after it starts
+  /// route: its own capacity for route() (unset: the router's; set to none: uncapped)
+  std::optional<std::optional<std::size_t>> route_capacity;
+  std::string join_id;        ///< join: its optional id; leave: the id of the join whose waiters leave
   std::uint64_t sleep_ns = 0; ///< sleep
   std::uint32_t cls = 0;                    ///< submit, try_submit: the item's class
   std::optional<std::int64_t> ttl_ns;       ///< submit, try_submit: time to live (none: forever)
@@ -193,6 +198,31 @@ inline const std::vector<std::string>& flight_oracle_names() {
   return names;
 }
 
+/// How a composed system's lane consumer uses the other components, for each
+/// item it is handed: join the single-flight table on key % lookup_key_mod
+/// (when single_flight is present), then, when the lookup answered ok (or
+/// there is none), submit the item to the shards (when present) under the
+/// lane item's key with forward_class and forward_ttl_ns.
+struct wiring_spec {
+  std::uint64_t lookup_key_mod = 0;  ///< 0: the lane item's own key
+  bool forward_via_try = false;
+  std::uint32_t forward_class = 0;
+  std::optional<std::int64_t> forward_ttl_ns;
+};
+
+/// The composition's own oracle: checked only in a composed system.
+inline const std::vector<std::string>& composed_oracle_names() {
+  static const std::vector<std::string> names = {"delivery"};
+  return names;
+}
+
+/// expect_failure: the run must end in this failure (kind, and a text its
+/// message contains); ending otherwise, or holding, is itself the failure.
+struct failure_expectation {
+  std::string kind;      ///< "abort", "oracle", "liveness", "deadlock" or "uncaught_exception"
+  std::string contains;  ///< empty: any message
+};
+
 struct scenario {
   std::string source;        ///< the file it was read from (for messages and records)
   nlohmann::json document;   ///< the file as read: embedded whole in failure records
@@ -201,6 +231,7 @@ struct scenario {
   std::optional<lanes_system> lanes;
   std::optional<shards_system> shards;
   std::optional<flight_system> single_flight;
+  std::optional<wiring_spec> wiring;  ///< set exactly when more than one component is present
   duration consumer_duration;
   worker_behaviour worker;
   processor_behaviour processor;
@@ -208,6 +239,17 @@ struct scenario {
   std::vector<std::string> oracles;  ///< enabled; every one when the file names none
   std::int64_t liveness_ns = 1'000'000'000;
   std::optional<expectations> expect;
+  std::optional<failure_expectation> expect_failure;
+
+  [[nodiscard]] bool composed() const { return wiring.has_value(); }
+
+  /// Some route step gives its own capacity (lane_oracle_settings::any_route_capacity).
+  [[nodiscard]] bool any_route_capacity() const {
+    for (const auto& a : actors)
+      for (const auto& st : a.steps)
+        if (st.route_capacity) return true;
+    return false;
+  }
 
   [[nodiscard]] bool checks(const std::string& oracle) const {
     for (const auto& o : oracles)

@@ -138,6 +138,7 @@ const char* step_name(step::kind k) {
     case step::kind::try_submit: return "try_submit";
     case step::kind::shutdown: return "shutdown";
     case step::kind::join: return "join";
+    case step::kind::leave: return "leave";
   }
   return "?";
 }
@@ -175,6 +176,18 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     if (canary == "abandon_after_answer") f.canary = flight_canary::abandon_after_answer;
     s.single_flight = f;
   }
+  if (sys.contains("wiring")) {
+    const nlohmann::json& w = sys["wiring"];
+    wiring_spec wiring;
+    if (w.contains("lookup")) wiring.lookup_key_mod = w["lookup"].value("key_mod", std::uint64_t{0});
+    if (w.contains("forward")) {
+      const nlohmann::json& f = w["forward"];
+      wiring.forward_via_try = f.value("via", "submit") == "try_submit";
+      wiring.forward_class = f.value("class", std::uint32_t{0});
+      if (f.contains("ttl_ns")) wiring.forward_ttl_ns = f["ttl_ns"].get<std::int64_t>();
+    }
+    s.wiring = wiring;
+  }
   if (doc.contains("behaviour") && doc["behaviour"].contains("consumer")) {
     if (doc["behaviour"]["consumer"].contains("duration_ns")) {
       s.consumer_duration =
@@ -188,6 +201,8 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     s.worker = worker_of(doc["behaviour"]["worker"], file, prefix + "/behaviour/worker");
   }
   std::set<std::string> names;
+  std::set<std::string> join_ids;                              // every join step's id
+  std::vector<std::pair<std::string, std::string>> leaves;     // (pointer, id) of each leave step
   const nlohmann::json& actors = doc["workload"]["actors"];
   for (std::size_t i = 0; i < actors.size(); ++i) {
     const std::string at = prefix + "/workload/actors/" + std::to_string(i);
@@ -209,6 +224,10 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
         const nlohmann::json& r = st["route"];
         out.what = step::kind::route;
         out.key = key_of(r["key"]);
+        if (r.contains("capacity")) {
+          out.route_capacity = r["capacity"].is_null() ? std::optional<std::size_t>()
+                                                       : std::optional<std::size_t>(r["capacity"].get<std::size_t>());
+        }
         out.count = r.value("count", std::uint64_t{1});
         out.gap_ns = r.value("gap_ns", std::uint64_t{0});
       } else if (st.contains("sleep_ns")) {
@@ -230,6 +249,16 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
         out.count = r.value("count", std::uint64_t{1});
         out.gap_ns = r.value("gap_ns", std::uint64_t{0});
         if (r.contains("leave_after_ns")) out.leave_after_ns = r["leave_after_ns"].get<std::uint64_t>();
+        if (r.contains("id")) {
+          out.join_id = r["id"].get<std::string>();
+          if (!join_ids.insert(out.join_id).second) {
+            fail(file, step_at + "/join/id", "an id no other join step has, found " + shown(r["id"]));
+          }
+        }
+      } else if (st.contains("leave")) {
+        out.what = step::kind::leave;
+        out.join_id = st["leave"]["join"].get<std::string>();
+        leaves.emplace_back(step_at + "/leave/join", out.join_id);
       } else if (st.contains("shutdown")) {
         out.what = step::kind::shutdown;
       } else {
@@ -238,7 +267,7 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       const bool lane_step = out.what == step::kind::route || out.what == step::kind::drop_router;
       const bool shard_step = out.what == step::kind::submit || out.what == step::kind::try_submit ||
                               out.what == step::kind::shutdown;
-      const bool flight_step = out.what == step::kind::join;
+      const bool flight_step = out.what == step::kind::join || out.what == step::kind::leave;
       if ((lane_step && !s.lanes) || (shard_step && !s.shards) || (flight_step && !s.single_flight)) {
         const std::string kind = step_name(out.what);
         const char* needs = lane_step ? "lanes" : shard_step ? "shards" : "single_flight";
@@ -255,19 +284,70 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     }
     s.actors.push_back(std::move(act));
   }
-  // Every component is optional in the schema; a system needs exactly one
-  // until composed systems (lanes feeding shards) are implemented.
+  // A leave names a join of any actor (steps run concurrently: which comes first is the schedule's).
+  for (const auto& [at, id] : leaves) {
+    if (join_ids.count(id) == 0) {
+      fail(file, at, "the id of a join step in the workload, found " + shown(nlohmann::json(id)));
+    }
+  }
+  // Every component is optional in the schema; a system needs one, or lanes
+  // in front of the others with a wiring that says how they are used.
   const int components = int{s.lanes.has_value()} + int{s.shards.has_value()} + int{s.single_flight.has_value()};
   if (components == 0) {
     fail(file, prefix + "/system", "at least one component (lanes, shards or single_flight), found " + shown(sys));
   }
+  if (components == 1 && s.wiring) {
+    fail(file, prefix + "/system/wiring", "wiring only in a composed system (lanes with shards and/or single_flight)");
+  }
   if (components > 1) {
-    std::string found;
-    if (s.lanes) found = "lanes";
-    if (s.shards) found += (found.empty() ? "" : " and ") + std::string("shards");
-    if (s.single_flight) found += (found.empty() ? "" : " and ") + std::string("single_flight");
-    fail(file, prefix + (s.single_flight ? "/system/single_flight" : "/system/shards"),
-         "one component: lanes, shards or single_flight (composed systems are not implemented yet), found " + found);
+    if (!s.lanes) {
+      fail(file, prefix + "/system/lanes",
+           "lanes in front of a composed system (their consumer uses shards and single_flight), found shards and "
+           "single_flight alone");
+    }
+    if (!s.wiring) {
+      fail(file, prefix + "/system/wiring",
+           "a field saying what the lane consumer does with each item (lookup, forward), but it is missing");
+    }
+    const nlohmann::json& w = sys["wiring"];
+    if (s.single_flight && !w.contains("lookup")) {
+      fail(file, prefix + "/system/wiring/lookup",
+           "a field saying how the consumer looks items up in /system/single_flight, but it is missing");
+    }
+    if (!s.single_flight && w.contains("lookup")) {
+      fail(file, prefix + "/system/wiring/lookup", "a lookup only with /system/single_flight, found no single_flight");
+    }
+    if (s.shards && !w.contains("forward")) {
+      fail(file, prefix + "/system/wiring/forward",
+           "a field saying how the consumer forwards items to /system/shards, but it is missing");
+    }
+    if (!s.shards && w.contains("forward")) {
+      fail(file, prefix + "/system/wiring/forward", "a forward only with /system/shards, found no shards");
+    }
+    if (s.shards && s.wiring->forward_class >= s.shards->max_inflight.size()) {
+      fail(file, prefix + "/system/wiring/forward/class",
+           "a class index below the " + std::to_string(s.shards->max_inflight.size()) +
+               " classes of /system/shards/classes, found " + std::to_string(s.wiring->forward_class));
+    }
+    if (s.single_flight && s.single_flight->canary != flight_canary::none) {
+      fail(file, prefix + "/system/single_flight/canary",
+           "\"none\" in a composed system (flight canaries are planted in a single-flight system alone), found " +
+               shown(sys["single_flight"]["canary"]));
+    }
+    if (doc.contains("expect")) {
+      fail(file, prefix + "/expect",
+           "no expect in a composed system (exact values are for one component under fifo), found " +
+               shown(doc["expect"]));
+    }
+    for (std::size_t i = 0; i < s.actors.size(); ++i) {
+      for (std::size_t j = 0; j < s.actors[i].steps.size(); ++j) {
+        const step::kind k = s.actors[i].steps[j].what;
+        if (k == step::kind::route || k == step::kind::drop_router || k == step::kind::sleep) continue;
+        fail(file, prefix + "/workload/actors/" + std::to_string(i) + "/steps/" + std::to_string(j) + "/" + step_name(k),
+             std::string("a step of the lanes in front of a composed system (route, drop_router, sleep_ns), found ") +
+                 step_name(k));
+      }
+    }
   }
   if (doc.contains("behaviour")) {
     const nlohmann::json& b = doc["behaviour"];
@@ -284,9 +364,19 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
            "behaviour for a component present in /system (worker needs /system/single_flight), found no single_flight");
     }
   }
-  const std::vector<std::string>& applicable =
-      s.lanes ? lane_oracle_names() : s.shards ? shard_oracle_names() : flight_oracle_names();
-  const char* component = s.lanes ? "lanes" : s.shards ? "shards" : "single_flight";
+  std::vector<std::string> applicable;
+  auto add = [&applicable](const std::vector<std::string>& more) {
+    for (const auto& n : more) {
+      bool seen = false;
+      for (const auto& a : applicable) seen = seen || a == n;
+      if (!seen) applicable.push_back(n);  // per_key_order is both the lanes' and the shards'
+    }
+  };
+  if (s.lanes) add(lane_oracle_names());
+  if (s.single_flight) add(flight_oracle_names());
+  if (s.shards) add(shard_oracle_names());
+  if (s.composed()) add(composed_oracle_names());
+  const char* component = s.composed() ? "composed system" : s.lanes ? "lanes" : s.shards ? "shards" : "single_flight";
   if (doc.contains("oracles")) {
     const nlohmann::json& os = doc["oracles"];
     for (std::size_t i = 0; i < os.size(); ++i) {
@@ -306,6 +396,14 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     }
   } else {
     s.oracles = applicable;
+  }
+  if (doc.contains("expect_failure")) {
+    const nlohmann::json& x = doc["expect_failure"];
+    if (doc.contains("expect")) {
+      fail(file, prefix + "/expect",
+           "no expect alongside /expect_failure (the run is to end in a failure before its counts are taken)");
+    }
+    s.expect_failure = failure_expectation{x["kind"].get<std::string>(), x.value("contains", std::string())};
   }
   if (doc.contains("liveness_ns")) s.liveness_ns = doc["liveness_ns"].get<std::int64_t>();
   if (doc.contains("expect")) {

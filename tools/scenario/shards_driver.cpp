@@ -14,6 +14,7 @@
 
 #include "engine/router.hpp"
 #include "engine/shard.hpp"
+#include "tools/scenario/crash.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/shard_events.hpp"
 #include "tools/scenario/shard_oracles.hpp"
@@ -44,30 +45,6 @@ struct fault {
   lockstep::fallout how;
   lockstep::fallout fallout() const { return how; }
 };
-
-// A real crash of the process (behaviour outcomes crash_*), to test that the
-// harness still reports the seed, the reason and the rerun command.
-// Deep enough to run off any fiber stack into its guard page; the bound only
-// keeps the compiler from calling it infinite recursion.
-[[gnu::noinline]] std::uint64_t descend(std::uint64_t depth) {
-  volatile char frame[1024];
-  frame[0] = static_cast<char>(depth);
-  if (depth == UINT64_MAX) return 0;
-  return descend(depth + 1) + static_cast<std::uint64_t>(frame[0]);
-}
-
-// no_sanitize: UBSan would stop at the null store first, and gcc's UBSan
-// runtime does not run ASan's death callback (the crash report), while a real
-// SIGSEGV goes through ASan's handler, which does.
-[[noreturn]] __attribute__((no_sanitize("undefined"))) void crash(outcome_kind how) {
-  if (how == outcome_kind::crash_abort) std::abort();
-  if (how == outcome_kind::crash_overflow) (void)descend(0);
-  // Both volatile: the compiler may neither assume the pointer is null nor
-  // drop the store before abort(), so the kernel answers it with SIGSEGV.
-  volatile int* volatile nowhere = nullptr;
-  *nowhere = 1;
-  std::abort();  // not reached
-}
 
 /// What the actors, the processors and the shard fibers share; on threads
 /// the counts are atomic (event_log.hpp), in the sim plain.
@@ -394,6 +371,7 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
           case step::kind::route:
           case step::kind::drop_router:
           case step::kind::join:
+          case step::kind::leave:
             break;  // the reader refuses other components' steps
         }
       }

@@ -107,7 +107,7 @@ expect bad_duplicate_key 2 "duplicate.json: /lockstep: expected each key at most
 mk unknown.json 'd["system"]["lanes"]["ttl"]=5'
 expect bad_unknown_field 2 "unknown.json: /system/lanes/ttl: expected one of canary, capacity, idle_ttl_ns, placement (unknown field)" -- "$L" run unknown.json
 mk cache.json 'd["system"]["cache"]={}'
-expect bad_unknown_component 2 "cache.json: /system/cache: expected one of cores, lanes, shards, single_flight (unknown field)" -- "$L" run cache.json
+expect bad_unknown_component 2 "cache.json: /system/cache: expected one of cores, lanes, shards, single_flight, wiring (unknown field)" -- "$L" run cache.json
 mk wrongtype.json 'd["system"]["cores"]="two"'
 expect bad_wrong_type 2 'wrongtype.json: /system/cores: expected an integer from 1 to 64, found "two"' -- "$L" run wrongtype.json
 mk missing.json 'del d["system"]["lanes"]["capacity"]'
@@ -117,7 +117,7 @@ expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an in
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
 mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "one_leader", "cancel_publish", "same_value", "servable", "answered", found "liveliness"' -- "$L" run oracle.json
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", found "liveliness"' -- "$L" run oracle.json
 mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
 expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
@@ -186,7 +186,7 @@ expect bad_lane_expect_on_shards 2 "s_expect.json: /expect/handled: expected an 
 smk s_oracle.json 'd["oracles"]=["conservation","capacity"]'
 expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids, deadlines), found "capacity"' -- "$L" run s_oracle.json
 smk s_both.json 'd["system"]["lanes"]={"idle_ttl_ns":None,"capacity":None}'
-expect bad_two_components 2 "s_both.json: /system/shards: expected one component: lanes, shards or single_flight (composed systems are not implemented yet), found lanes and shards" -- "$L" run s_both.json
+expect bad_two_components_unwired 2 "s_both.json: /system/wiring: expected a field saying what the lane consumer does with each item (lookup, forward), but it is missing" -- "$L" run s_both.json
 expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy pct" -- \
   "$L" explore "$S/shards_panic_contained_fifo.json" --strategy pct --seeds 2
 
@@ -228,7 +228,7 @@ expect bad_worker_percent 2 "f_percent.json: /behaviour/worker/outcomes/0/when/p
 fmk f_leave.json 'd["workload"]["actors"][0]["steps"][0]["join"]["leave_after_ns"]=-5'
 expect bad_join_leave_after 2 "f_leave.json: /workload/actors/0/steps/0/join/leave_after_ns: expected an integer from 0 to 3600000000000 (nanoseconds of virtual time), found -5" -- "$L" run f_leave.json
 fmk f_join_field.json 'd["workload"]["actors"][0]["steps"][0]["join"]["class"]=0'
-expect bad_join_unknown_field 2 "f_join_field.json: /workload/actors/0/steps/0/join/class: expected one of count, gap_ns, key, leave_after_ns (unknown field)" -- "$L" run f_join_field.json
+expect bad_join_unknown_field 2 "f_join_field.json: /workload/actors/0/steps/0/join/class: expected one of count, gap_ns, id, key, leave_after_ns (unknown field)" -- "$L" run f_join_field.json
 fmk f_submit.json 'd["workload"]["actors"][0]["steps"][0]={"submit":{"key":1}}'
 expect bad_shard_step_on_flight 2 "f_submit.json: /workload/actors/0/steps/0/submit: expected a step on a component present in /system (submit needs /system/shards), found no shards" -- "$L" run f_submit.json
 smk s_join.json 'd["workload"]["actors"][0]["steps"][0]={"join":{"key":1}}'
@@ -244,7 +244,7 @@ expect bad_shard_expect_on_flight 2 "f_expect.json: /expect/processed: expected 
 smk s_fexpect.json 'd["expect"]={"answers":[]}'
 expect bad_flight_expect_on_shards 2 "s_fexpect.json: /expect/answers: expected an expectation on a component present in /system (answers needs /system/single_flight), found no single_flight" -- "$L" run s_fexpect.json --strategy fifo
 fmk f_both.json 'd["system"]["shards"]={"count":1,"classes":[{"max_inflight":1}],"mailbox_capacity":4}'
-expect bad_flight_and_shards 2 "f_both.json: /system/single_flight: expected one component: lanes, shards or single_flight (composed systems are not implemented yet), found shards and single_flight" -- "$L" run f_both.json
+expect bad_flight_and_shards 2 "f_both.json: /system/lanes: expected lanes in front of a composed system (their consumer uses shards and single_flight), found shards and single_flight alone" -- "$L" run f_both.json
 fmk f_answer.json 'd["expect"]={"answers":["ok:x"]}'
 expect bad_flight_answer_format 2 'f_answer.json: /expect/answers/0: expected ok:V, error:V or abandoned, found "ok:x"' -- "$L" run f_answer.json --strategy fifo
 expect bad_flight_expect_under_random 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy random" -- \
@@ -260,6 +260,116 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['shards
   "$S/shards_panic_contained_fifo.json"
 expect panic_policy_abort 1 "FAILED abort: fiber 1 'shard.0' aborted the run: shard: process() panicked (panic_policy::abort)" -- \
   "$L" run abort.json --seed 1
+
+# The composed slice: lanes whose consumers look items up in the single-flight
+# table and forward the answers to the shards (scenarios/composed_*.json run
+# in (a) with the library). The end-to-end oracle catches a planted bug with
+# every component's own oracle off; a record of it replays byte for byte.
+expect canary_composed_delivery 1 "oracle 'delivery' failed" -- \
+  "$L" explore "$S/canaries/composed_lose_expired.json" --seeds 200 --strategy pct
+expect canary_composed_record 1 "lost in the shards" -- \
+  "$L" run "$S/canaries/composed_lose_expired.json" --seed 2 --trace co_run.jsonl --record co_rec.json
+co_hash=$(sed -n 's/.*outcome=oracle trace_hash=\([0-9a-f]*\).*/\1/p' out)
+expect canary_composed_replay 1 "reproduced: the same trace hash $co_hash" -- "$L" replay co_rec.json --trace co_replayed.jsonl
+name=canary_composed_trace_bytes cases=$((cases + 1))
+cmp -s co_run.jsonl co_replayed.jsonl || fail "the replayed composed trace differs from the run's"
+for ev in lanes.routed flight.joined shards.submitted composed.looked_up composed.forwarded; do
+  grep -q "\"ev\":\"$ev\"" co_run.jsonl || fail "no $ev events in the composed trace"
+done
+# Without the planted bug the same file holds: the catch is the bug's.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['shards']['canary']='none'; json.dump(d,open('co_fixed.json','w'))" \
+  "$S/canaries/composed_lose_expired.json"
+expect canary_composed_fixed_holds 0 "all 50 seeds held" -- "$L" explore co_fixed.json --seeds 50 --strategy pct
+expect determinism_composed 0 "(twice)" -- "$L" check-determinism "$S/composed_faults_random_3cores.json" --seeds 5
+cbase="$S/composed_lookup_forward_1core.json"
+cmk() {  # cmk FILE PYTHON: a copy of $cbase edited by PYTHON
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d,open(sys.argv[3],'w'))" "$cbase" "$2" "$1"
+}
+cmk c_nowiring.json 'del d["system"]["wiring"]'
+expect bad_composed_no_wiring 2 "c_nowiring.json: /system/wiring: expected a field saying what the lane consumer does with each item (lookup, forward), but it is missing" -- "$L" run c_nowiring.json
+cmk c_nolookup.json 'del d["system"]["wiring"]["lookup"]'
+expect bad_composed_no_lookup 2 "c_nolookup.json: /system/wiring/lookup: expected a field saying how the consumer looks items up in /system/single_flight, but it is missing" -- "$L" run c_nolookup.json
+cmk c_noforward.json 'del d["system"]["wiring"]["forward"]'
+expect bad_composed_no_forward 2 "c_noforward.json: /system/wiring/forward: expected a field saying how the consumer forwards items to /system/shards, but it is missing" -- "$L" run c_noforward.json
+cmk c_lookup_noflight.json 'del d["system"]["single_flight"]; del d["behaviour"]["worker"]'
+expect bad_composed_lookup_without_flight 2 "c_lookup_noflight.json: /system/wiring/lookup: expected a lookup only with /system/single_flight, found no single_flight" -- "$L" run c_lookup_noflight.json
+cmk c_forward_noshards.json 'del d["system"]["shards"]; del d["behaviour"]["processor"]'
+expect bad_composed_forward_without_shards 2 "c_forward_noshards.json: /system/wiring/forward: expected a forward only with /system/shards, found no shards" -- "$L" run c_forward_noshards.json
+cmk c_alone.json 'del d["system"]["shards"]; del d["system"]["single_flight"]; del d["behaviour"]["processor"]; del d["behaviour"]["worker"]'
+expect bad_wiring_single_component 2 "c_alone.json: /system/wiring: expected wiring only in a composed system (lanes with shards and/or single_flight)" -- "$L" run c_alone.json
+cmk c_unknown.json 'd["system"]["wiring"]["lookup"]["key"]=3'
+expect bad_wiring_unknown_field 2 "c_unknown.json: /system/wiring/lookup/key: expected one of key_mod (unknown field)" -- "$L" run c_unknown.json
+cmk c_mod.json 'd["system"]["wiring"]["lookup"]["key_mod"]=0'
+expect bad_wiring_key_mod 2 "c_mod.json: /system/wiring/lookup/key_mod: expected an integer from 1 to 1048576, found 0" -- "$L" run c_mod.json
+cmk c_via.json 'd["system"]["wiring"]["forward"]["via"]="post"'
+expect bad_wiring_via 2 'c_via.json: /system/wiring/forward/via: expected one of "submit", "try_submit", found "post"' -- "$L" run c_via.json
+cmk c_class.json 'd["system"]["wiring"]["forward"]["class"]=1'
+expect bad_wiring_class 2 "c_class.json: /system/wiring/forward/class: expected a class index below the 1 classes of /system/shards/classes, found 1" -- "$L" run c_class.json
+cmk c_ttl.json 'd["system"]["wiring"]["forward"]["ttl_ns"]=-1'
+expect bad_wiring_ttl 2 "c_ttl.json: /system/wiring/forward/ttl_ns: expected an integer from 0 to 3600000000000 (nanoseconds of virtual time), found -1" -- "$L" run c_ttl.json
+cmk c_step.json 'd["workload"]["actors"][1]["steps"][0]={"submit":{"key":1}}'
+expect bad_composed_shard_step 2 "c_step.json: /workload/actors/1/steps/0/submit: expected a step of the lanes in front of a composed system (route, drop_router, sleep_ns), found submit" -- "$L" run c_step.json
+cmk c_canary.json 'd["system"]["single_flight"]["canary"]="keep_retired_slot"'
+expect bad_composed_flight_canary 2 'c_canary.json: /system/single_flight/canary: expected "none" in a composed system (flight canaries are planted in a single-flight system alone), found "keep_retired_slot"' -- "$L" run c_canary.json
+cmk c_expect.json 'd["expect"]={"handled":1}'
+expect bad_composed_expect 2 'c_expect.json: /expect: expected no expect in a composed system (exact values are for one component under fifo), found {"handled":1}' -- "$L" run c_expect.json --strategy fifo
+cmk c_oracle.json 'd["oracles"]=["delivery","lanes_gone","fairness","answered","teleport"]'
+expect bad_composed_oracle_name 2 'c_oracle.json: /oracles/4: expected one of' -- "$L" run c_oracle.json
+cmk c_oracles_ok.json 'd["oracles"]=["delivery","lanes_gone","fairness","answered"]'
+expect composed_oracles_of_every_component 0 "all 20 seeds held" -- "$L" explore c_oracles_ok.json --seeds 20
+l_delivery="$S/lanes_reap_then_reuse.json"
+mk l_delivery.json 'd["oracles"]=["delivery"]'
+expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "delivery"' -- "$L" run l_delivery.json
+
+# The bundled scenarios/shards_panic_abort.json expects its abort
+# (expect_failure) and holds in (a); without the panic, the expected abort
+# does not happen and that is the failure — recorded and replayed like any.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['behaviour']['processor']['outcomes']=[]; json.dump(d,open('no_abort.json','w'))" \
+  "$S/shards_panic_abort.json"
+expect expected_abort_missing 1 "oracle 'expect_failure' failed: expected the run to end in abort with \"process() panicked (panic_policy::abort)\", but the expected abort did not happen: every oracle held" -- \
+  "$L" run no_abort.json --seed 4 --strategy pct --record na_rec.json
+na_hash=$(sed -n 's/.*outcome=oracle trace_hash=\([0-9a-f]*\).*/\1/p' out)
+expect expected_abort_missing_replay 1 "reproduced: the same trace hash $na_hash" -- "$L" replay na_rec.json
+expect expected_abort_missing_explore 1 "oracle expect_failure" -- "$L" explore no_abort.json --seeds 20 --strategy random
+# A different failure than the one expected is a failure too, naming both.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect_failure']={'kind':'liveness'}; json.dump(d,open('wrong_kind.json','w'))" \
+  "$S/shards_panic_abort.json"
+expect expected_failure_wrong_kind 1 "expected the run to end in liveness, but the expected liveness did not happen: it ended in abort: " -- \
+  "$L" run wrong_kind.json --seed 1
+smk s_xkind.json 'd["expect_failure"]={"kind":"crash"}'
+expect bad_expect_failure_kind 2 's_xkind.json: /expect_failure/kind: expected one of "abort", "oracle", "liveness", "deadlock", "uncaught_exception", found "crash"' -- "$L" run s_xkind.json
+smk s_xfield.json 'd["expect_failure"]={"kind":"abort","oracle":"state"}'
+expect bad_expect_failure_field 2 "s_xfield.json: /expect_failure/oracle: expected one of contains, kind (unknown field)" -- "$L" run s_xfield.json
+smk s_xmissing.json 'd["expect_failure"]={"contains":"x"}'
+expect bad_expect_failure_missing_kind 2 "s_xmissing.json: /expect_failure/kind: expected a field holding" -- "$L" run s_xmissing.json
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect_failure']={'kind':'abort'}; json.dump(d,open('x_both.json','w'))" \
+  "$S/shards_panic_contained_fifo.json"
+expect bad_expect_and_expect_failure 2 "x_both.json: /expect: expected no expect alongside /expect_failure (the run is to end in a failure before its counts are taken)" -- \
+  "$L" run x_both.json --strategy fifo
+
+# Per-route capacity (a route step's own capacity): bad input.
+mk r_cap0.json 'd["workload"]["actors"][0]["steps"][0]["route"]["capacity"]=0'
+expect bad_route_capacity_range 2 "r_cap0.json: /workload/actors/0/steps/0/route/capacity: expected an integer from 1 to 1048576 or null (this route uncapped; default: the router's capacity), found 0" -- "$L" run r_cap0.json
+mk r_capstr.json 'd["workload"]["actors"][0]["steps"][0]["route"]["capacity"]="2"'
+expect bad_route_capacity_type 2 'r_capstr.json: /workload/actors/0/steps/0/route/capacity: expected an integer from 1 to 1048576 or null (this route uncapped; default: the router'"'"'s capacity), found "2"' -- "$L" run r_capstr.json
+
+# A standalone leave step (flight_leave_step_*.json run in (a)): bad input.
+lbase="$S/flight_leave_step_fifo.json"
+lmk() {  # lmk FILE PYTHON: a copy of $lbase edited by PYTHON
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d,open(sys.argv[3],'w'))" "$lbase" "$2" "$1"
+}
+lmk lv_unknown.json 'd["workload"]["actors"][1]["steps"][1]["leave"]["join"]="late"'
+expect bad_leave_unknown_join 2 'lv_unknown.json: /workload/actors/1/steps/1/leave/join: expected the id of a join step in the workload, found "late"' -- "$L" run lv_unknown.json --strategy fifo
+lmk lv_dup.json 'd["workload"]["actors"][0]["steps"][2]["join"]["id"]="early"'
+expect bad_join_id_twice 2 'lv_dup.json: /workload/actors/0/steps/2/join/id: expected an id no other join step has, found "early"' -- "$L" run lv_dup.json --strategy fifo
+lmk lv_field.json 'd["workload"]["actors"][1]["steps"][1]["leave"]["after_ns"]=3'
+expect bad_leave_unknown_field 2 "lv_field.json: /workload/actors/1/steps/1/leave/after_ns: expected one of join (unknown field)" -- "$L" run lv_field.json --strategy fifo
+lmk lv_missing.json 'd["workload"]["actors"][1]["steps"][1]["leave"]={}'
+expect bad_leave_missing_join 2 "lv_missing.json: /workload/actors/1/steps/1/leave/join: expected a field holding a join step's id, but it is missing" -- "$L" run lv_missing.json --strategy fifo
+lmk lv_id.json 'd["workload"]["actors"][0]["steps"][0]["join"]["id"]="Early"'
+expect bad_join_id_pattern 2 "lv_id.json: /workload/actors/0/steps/0/join/id: expected a name of 1 to 32 characters" -- "$L" run lv_id.json --strategy fifo
+mk l_leave.json 'd["workload"]["actors"][0]["steps"][0]={"leave":{"join":"x"}}'
+expect bad_leave_on_lanes 2 "l_leave.json: /workload/actors/0/steps/0/leave: expected a step on a component present in /system (leave needs /system/single_flight), found no single_flight" -- "$L" run l_leave.json
 
 # --- liveness is its own verdict (exit 3, like a deadlock) --------------------
 # A consumer slower than the liveness budget: items are still queued when it ends.

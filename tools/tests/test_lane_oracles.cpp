@@ -99,6 +99,33 @@ BOOST_AUTO_TEST_CASE(capacity_catches_excess_admission_and_refusals_below_or_unc
   BOOST_TEST(!check(below, 2, {"per_key_order", "exactly_once"}).has_value());  // switched off: not reported
 }
 
+BOOST_AUTO_TEST_CASE(capacity_judges_each_route_by_its_own_capacity) {
+  // An uncapped router; route steps that give their own capacity.
+  auto own = [](lane_event e, std::optional<std::uint64_t> cap) {
+    e.own_capacity = true;
+    e.capacity = cap;
+    return e;
+  };
+  auto tight = clean_log();
+  tight[3] = own(ev(K::routed, 1, 1, 1, 0, 1), 1);  // admitted at depth 1 by a route with capacity 1
+  expect_caught(check(tight), "capacity", "item 1 admitted at depth 1, capacity 1");
+  auto roomy = clean_log();
+  roomy[1] = own(ev(K::routed, 1, 0, 0, 0, 0), 1);
+  roomy[3] = own(ev(K::routed, 1, 1, 1, 0, 1), 2);  // the same depth under capacity 2 is fine
+  BOOST_TEST(!check(roomy).has_value());
+  // Two unfinished items while the largest capacity routed with is 1.
+  auto held = clean_log();
+  held[1] = own(ev(K::routed, 1, 0, 0, 0, 0), 1);
+  held[3] = own(ev(K::routed, 1, 1, 1, 0, 0), 1);
+  expect_caught(check(held), "capacity", "holds 2 unfinished items, capacity 1");
+  auto below = clean_log();
+  below.insert(below.begin() + 7, own(ev(K::refused, 1, 2, 2, 0, 1), 3));
+  expect_caught(check(below, 2), "capacity", "refused at depth 1, below capacity 3");  // its own, not the router's 2
+  auto uncapped = clean_log();
+  uncapped.insert(uncapped.begin() + 7, own(ev(K::refused, 1, 2, 2, 0, 5), std::nullopt));
+  expect_caught(check(uncapped, 2), "capacity", "refused by an uncapped route");
+}
+
 BOOST_AUTO_TEST_CASE(lanes_gone_and_liveness_at_the_end) {
   auto open = clean_log();
   open.pop_back();  // the lane never closed after the drop

@@ -4,7 +4,8 @@
 #   (a) every bundled scenario meaningful on threads (scenarios/*.json
 #       without `expect`) holds: exit 0, and the output says plainly that a
 #       threads run is not byte-for-byte and has no replay; every file with
-#       `expect` is refused (exit 2, naming /expect);
+#       `expect` is refused (exit 2, naming /expect), and so is every
+#       composed system (/system/wiring) and every file with expect_failure;
 #   (b) the shard canaries whose planted bug shows on every run whatever the
 #       thread timing (one core: its fibers take turns on one thread, the
 #       producer's items are all queued before the shard runs, and no key is
@@ -15,7 +16,8 @@
 #   (d) what a threads run cannot do is bad input (exit 2, one line saying
 #       why): explore, check-determinism and replay with --backend threads,
 #       and --seed, --strategy, --trace, --record, a lane canary,
-#       panic_policy abort, --time-scale out of range or without threads.
+#       panic_policy abort, a composed system, expect_failure, --time-scale
+#       out of range or without threads.
 #
 #   threads_scenarios.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
@@ -34,6 +36,14 @@ for f in "$S"/*.json; do
   b=$(basename "$f" .json)
   if grep -q '"expect"' "$f"; then
     expect "refused_expect_$b" 2 "/expect: expected no exact expectations with --backend threads" -- \
+      "$L" run "$f" --backend threads
+  elif grep -q '"wiring"' "$f"; then
+    # Composed systems: their driver is built for the simulator only.
+    expect "refused_composed_$b" 2 "/system/wiring: expected a single component with --backend threads" -- \
+      "$L" run "$f" --backend threads
+  elif grep -q '"expect_failure"' "$f"; then
+    # A threads failure ends the process: there is no verdict to turn round.
+    expect "refused_expect_failure_$b" 2 "/expect_failure: expected no expect_failure with --backend threads" -- \
       "$L" run "$f" --backend threads
   else
     held=$((held + 1))

@@ -1,0 +1,176 @@
+// tools/scenario/flight_parts.hpp — the pieces of a single-flight scenario
+// that more than one driver uses (flights_driver.cpp alone, composed_driver.cpp
+// as the lane consumer's lookup): the outcome a flight hands its waiters, the
+// worker that does what behaviour.worker says, and one waiter's join, wait and
+// log.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/single_flight.hpp"
+#include "tools/scenario/flight_canaries.hpp"
+#include "tools/scenario/draws.hpp"
+#include "tools/scenario/flight_events.hpp"
+#include "tools/scenario/scenario.hpp"
+
+namespace lockstep::scenario::flight_parts {
+
+using sim::runtime;
+
+/// What a flight hands its waiters.
+struct outcome {
+  flight_answer answer = flight_answer::ok;
+  std::uint64_t value = 0;
+  bool operator==(const outcome&) const = default;
+};
+
+using key_type = std::uint64_t;
+using real_flight = single_flight<runtime, key_type, outcome>;
+template <models::probation::bug B>
+using broken = models::probation::broken_flight<runtime, key_type, outcome, B>;
+
+struct worker_panic : std::runtime_error {
+  worker_panic() : std::runtime_error("deliberate worker panic (behaviour.worker.outcomes)") {}
+};
+
+/// What the actors, waiters and workers share. Plain fields: the simulator
+/// runs every fiber on one OS thread.
+struct shared_state {
+  explicit shared_state(runtime& rt) : log(rt) {}
+  flight_event_log<runtime> log;
+  std::uint64_t workers = 0;  // workers started so far, for nth_call rules
+  std::uint64_t waiters = 0;  // waiters started so far: their run-wide numbers
+  std::size_t live = 0;       // waiter and worker fibers not yet ended
+  std::vector<runtime::task> tasks;
+  std::map<std::string, std::vector<runtime::task>> named;  // join id -> its waiters, for leave steps
+};
+
+/// Closes the log however drive ends: what teardown does is not the scenario's.
+struct log_closer {
+  shared_state& st;
+  ~log_closer() { st.log.close(); }
+};
+
+/// Counts a fiber as live for as long as its body runs, however it ends.
+struct live_guard {
+  shared_state& st;
+  explicit live_guard(shared_state& s) : st(s) { ++st.live; }
+  ~live_guard() { --st.live; }
+  live_guard(const live_guard&) = delete;
+  live_guard& operator=(const live_guard&) = delete;
+};
+
+inline flight_event about(flight_event_kind kind, key_type key, std::uint64_t flight) {
+  flight_event e;
+  e.kind = kind;
+  e.key = key;
+  e.flight = flight;
+  return e;
+}
+
+// The first rule that matches wins; a percent rule draws only when reached,
+// so the draws a run makes depend on the schedule and the seed alone.
+inline const worker_rule* decide(runtime& rt, const worker_behaviour& b, key_type key, std::uint64_t call) {
+  for (const worker_rule& r : b.outcomes) {
+    bool match = false;
+    switch (r.on) {
+      case worker_rule::when::key: match = key == r.value; break;
+      case worker_rule::when::nth_call: match = call == r.value; break;
+      case worker_rule::when::percent: match = rt.random() % 100 < r.value; break;
+    }
+    if (match) return &r;
+  }
+  return nullptr;
+}
+
+template <class Flight>
+void start_worker(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+                  std::shared_ptr<typename Flight::slot> work, std::uint32_t core) {
+  // Made before the spawn and moved in: a worker dropped before it ever ran still answers.
+  typename Flight::resolution res(f, key, work, outcome{flight_answer::abandoned, 0}, "key " + std::to_string(key));
+  st->tasks.push_back(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res)]() mutable {
+    const live_guard live(*st);
+    const std::uint64_t id = work->id();
+    bool answered = false;
+    {
+      // In a scope of its own: the resolution retires the flight before the fiber ends.
+      typename Flight::resolution r = std::move(res);
+      st->log.record(about(flight_event_kind::led, key, id));
+      try {
+        const std::uint64_t ns = draw(rt, s.worker.duration_ns);
+        if (ns > 0) {
+          rt.sleep_for(static_cast<std::int64_t>(ns));
+        } else {
+          rt.yield_now();  // a scheduling point even for an instant worker
+        }
+        const worker_rule* rule = decide(rt, s.worker, key, ++st->workers);
+        const worker_outcome what = rule ? rule->outcome : worker_outcome::ok;
+        if (what == worker_outcome::panic) {
+          st->log.record(about(flight_event_kind::panicked, key, id));
+          throw worker_panic();
+        }
+        if (what == worker_outcome::stops_early) {
+          // Gives up without an outcome: the resolution answers "abandoned".
+        } else if (work->begin_publishing()) {
+          st->log.record(about(flight_event_kind::published, key, id));
+          rt.yield_now();  // a waiter leaving now finds the publication begun and lets it finish
+          const std::uint64_t v = rule && rule->answer ? *rule->answer : id;
+          r.answer(outcome{what == worker_outcome::error ? flight_answer::error : flight_answer::ok, v});
+          answered = true;
+          rt.yield_now();  // joins and waiters may run between the answer and the retirement
+
+        }
+      } catch (const worker_panic&) {
+        // The worker's task boundary: the resolution answers "abandoned" on the way out.
+      }
+      if (!answered) st->log.record(about(flight_event_kind::abandoned, key, id));
+    }
+  }));
+}
+
+/// One waiter: joins `key`, starts the worker when it leads, then (after a
+/// scheduling point) waits; returns the `answered` event it logged. A
+/// cancellation of its fiber logs `left` and propagates.
+template <class Flight>
+flight_event waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+                 std::uint64_t number, std::uint32_t core) {
+  const live_guard live(*st);
+  std::optional<std::uint64_t> flight;
+  try {
+    const std::uint64_t called_at = st->log.size();
+    auto j = f.join(key);
+    flight = j.work->id();
+    flight_event e = about(flight_event_kind::joined, key, *flight);
+    e.waiter = number;
+    e.leader = j.leader;
+    e.called_at = called_at;
+    st->log.record(e);
+    if (j.leader) start_worker<Flight>(rt, s, st, f, key, j.work, core);
+    // A scheduling point between the join and the subscription: the worker
+    // may answer before this waiter subscribes (the late subscriber race).
+    rt.yield_now();
+    const std::optional<outcome> got = j.work->wait();
+    flight_event a = about(flight_event_kind::answered, key, *flight);
+    a.waiter = number;
+    a.answer = got ? got->answer : flight_answer::abandoned;
+    a.value = got ? got->value : 0;
+    st->log.record(a);
+    return a;
+  } catch (const fiber_cancelled&) {
+    if (flight) {
+      flight_event e = about(flight_event_kind::left, key, *flight);
+      e.waiter = number;
+      st->log.record(e);
+    }
+    throw;
+  }
+}
+
+}  // namespace lockstep::scenario::flight_parts

@@ -1,0 +1,281 @@
+// tools/scenario/shard_parts.hpp — the pieces of a shard scenario that more
+// than one driver uses (shards_driver.cpp alone, composed_driver.cpp behind
+// the lanes): the work item, the processor that does what behaviour.processor
+// says and logs each call, the engine config a shards_system asks for, the
+// shards' start (one fiber per shard, each logging its exit) and a submit that
+// logs what the router returned.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/router.hpp"
+#include "engine/shard.hpp"
+#include "tools/scenario/crash.hpp"
+#include "tools/scenario/draws.hpp"
+#include "tools/scenario/scenario.hpp"
+#include "tools/scenario/shard_events.hpp"
+
+namespace lockstep::scenario::shard_parts {
+
+using sim::runtime;
+
+/// One unit of work; its identity travels with it so every event names it.
+struct shard_item {
+  using key_type = std::uint64_t;
+  using id_type = std::uint64_t;
+  std::uint64_t uid = 0;  // run-wide, from 1, in the order actors create items
+  std::uint64_t k = 0;
+  class_id c = 0;
+  std::optional<std::int64_t> ttl;
+  std::optional<std::uint64_t> id;
+  std::uint64_t actor = 0;
+  std::uint64_t seq = 0;  // index among its actor's items
+  std::int64_t sent_ns = 0;  // when submit() was called: the deadline is no earlier than sent_ns + ttl
+
+  key_type key() const { return k; }
+  class_id cls() const { return c; }
+  std::optional<std::int64_t> ttl_ns() const { return ttl; }
+  std::optional<id_type> request_id() const { return id; }
+};
+
+struct fault {
+  lockstep::fallout how;
+  lockstep::fallout fallout() const { return how; }
+};
+
+/// What the actors, the processors and the shard fibers share. Plain fields:
+/// the simulator runs every fiber on one OS thread.
+struct shared_state {
+  explicit shared_state(runtime& rt) : log(rt) {}
+  shard_event_log<runtime> log;
+  std::uint64_t calls = 0;  // process() calls so far, for nth_call rules
+  std::size_t exited = 0;   // shard fibers whose run() returned
+};
+
+/// Closes the log however drive ends: what teardown does is not the scenario's.
+struct log_closer {
+  shared_state& st;
+  ~log_closer() { st.log.close(); }
+};
+
+inline shard_event about(shard_event_kind kind, const shard_item& it, std::uint64_t shard) {
+  shard_event e;
+  e.kind = kind;
+  e.key = it.k;
+  e.item = it.uid;
+  e.actor = it.actor;
+  e.seq = it.seq;
+  e.shard = shard;
+  e.cls = it.c;
+  e.request_id = it.id;
+  e.sent_ns = it.sent_ns;
+  e.ttl_ns = it.ttl;
+  return e;
+}
+
+/// Does what behaviour.processor says, and logs each call.
+struct processor {
+  using work_type = shard_item;
+  using state_type = std::uint64_t;
+  using error_type = fault;
+  runtime* rt;
+  std::shared_ptr<shared_state> st;
+  const processor_behaviour* behaviour;
+  std::uint64_t shard;
+
+  process_result<std::uint64_t, fault> process(const std::uint64_t& key, std::optional<std::uint64_t> state,
+                                               shard_item it) {
+    shard_event seen = about(shard_event_kind::dispatched, it, shard);
+    seen.has_value = state.has_value();
+    seen.value = state.value_or(0);
+    st->log.record(seen);
+    const outcome_kind outcome = decide(key);
+    const std::uint64_t ns = draw(*rt, behaviour->duration_ns);
+    if (ns > 0) {
+      rt->sleep_for(static_cast<std::int64_t>(ns));
+    } else {
+      rt->yield_now();  // a scheduling point even for an instant processor
+    }
+    shard_event done = about(shard_event_kind::completed, it, shard);
+    auto finish = [&](shard_disposition d) {
+      done.detail = static_cast<std::uint8_t>(d);
+      st->log.record(done);
+    };
+    switch (outcome) {
+      case outcome_kind::error_clean:
+        finish(shard_disposition::error_clean);
+        return fault{fallout::clean};
+      case outcome_kind::error_in_doubt:
+        finish(shard_disposition::error_in_doubt);
+        return fault{fallout::in_doubt};
+      case outcome_kind::panic:
+        finish(shard_disposition::panic);
+        throw std::runtime_error("deliberate processor panic (behaviour.processor.outcomes)");
+      case outcome_kind::crash_segv:
+      case outcome_kind::crash_abort:
+      case outcome_kind::crash_overflow:
+        crash(outcome);
+      case outcome_kind::ok:
+        break;
+    }
+    if (behaviour->state == state_model::drop) {
+      finish(shard_disposition::drop);
+      return disposition<std::uint64_t>::drop();
+    }
+    done.has_value = true;
+    done.value = behaviour->state == state_model::accumulate ? state.value_or(0) + 1 : it.uid;
+    finish(shard_disposition::keep);
+    return disposition<std::uint64_t>::keep(done.value);
+  }
+
+  // The first rule that matches wins; a percent rule draws only when reached,
+  // so the draws a run makes depend on the schedule and the seed alone.
+  outcome_kind decide(std::uint64_t key) {
+    const std::uint64_t call = ++st->calls;
+    for (const outcome_rule& r : behaviour->outcomes) {
+      bool match = false;
+      switch (r.on) {
+        case outcome_rule::when::key: match = key == r.value; break;
+        case outcome_rule::when::nth_call: match = call == r.value; break;
+        case outcome_rule::when::percent: match = rt->random() % 100 < r.value; break;
+      }
+      if (match) return r.outcome;
+    }
+    return outcome_kind::ok;
+  }
+
+  void on_error(const std::uint64_t&, const fault&) {}
+
+  void on_evict(const std::uint64_t& key, std::uint64_t state) {
+    shard_event e;
+    e.kind = shard_event_kind::flushed;
+    e.key = key;
+    e.shard = shard;
+    e.value = state;
+    st->log.record(e);
+    rt->yield_now();  // a write-back takes a scheduling point: dispatches may try to race it
+    e.kind = shard_event_kind::flush_done;
+    st->log.record(e);
+  }
+  void on_coalesced(const std::uint64_t&, shard_item it) {
+    st->log.record(about(shard_event_kind::coalesced, it, shard));
+  }
+  void on_expired(const std::uint64_t&, shard_item it) { st->log.record(about(shard_event_kind::expired, it, shard)); }
+};
+
+static_assert(Processor<processor>);
+
+using router_t = router<runtime, shard_item>;
+using shard_t = shard<runtime, processor>;
+
+inline shard_config config_of(const shards_system& sys) {
+  shard_config cfg = shard_config::with_budgets(sys.max_inflight);
+  cfg.scheduler.max_pending = sys.max_pending;
+  cfg.scheduler.evict_after_ns = sys.evict_after_ns;
+  cfg.admit_batch = sys.admit_batch;
+  cfg.tick_ns = sys.tick_ns;
+  cfg.on_panic = sys.panic_abort ? panic_policy::abort : panic_policy::contain;
+  cfg.coalesce_duplicates = sys.coalesce_duplicates;
+  cfg.check_invariants = false;
+  switch (sys.canary) {
+    case shards_canary::none: break;
+    case shards_canary::skip_final_flush: cfg.canary.skip_final_flush = true; break;
+    case shards_canary::keep_expired_request_ids: cfg.canary.keep_expired_request_ids = true; break;
+    case shards_canary::lose_expired: cfg.canary.lose_expired = true; break;
+    case shards_canary::ignore_pending_cap: cfg.canary.ignore_pending_cap = true; break;
+    case shards_canary::lifo_per_key: cfg.canary.scheduler.lifo_per_key = true; break;
+    case shards_canary::ignore_budget: cfg.canary.scheduler.ignore_budget = true; break;
+    case shards_canary::refile_to_front: cfg.canary.scheduler.refile_to_front = true; break;
+    case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
+  }
+  return cfg;
+}
+
+/// The running shards: the router's handle (reset by drop), a closed copy
+/// that steps use after the drop (the engine itself hands their work back),
+/// each shard's fiber and stats.
+struct shard_set {
+  std::shared_ptr<router_t> handle;
+  std::optional<router_t> closed;
+  std::vector<runtime::task> tasks;
+  std::vector<std::shared_ptr<shard_stats<runtime>>> stats;
+  bool dropped = false;
+
+  /// Drops the scenario's router (once): the shards drain, flush and exit.
+  void drop(shared_state& st) {
+    if (dropped) return;
+    dropped = true;
+    handle.reset();
+    shard_event e;
+    e.kind = shard_event_kind::shutdown;
+    st.log.record(e);
+  }
+};
+
+/// The shards, as launch_shards builds them, but each fiber logs its exit so
+/// the liveness phase can wait for it with a budget instead of a join.
+inline shard_set start_shards(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st) {
+  const shards_system& sys = *s.shards;
+  const shard_config cfg = config_of(sys);
+  shard_set set;
+  std::vector<router_t::sender> senders;
+  for (std::size_t i = 0; i < sys.count; ++i) {
+    auto channel = shard_t::mailbox::bounded(rt, sys.mailbox_capacity);
+    senders.push_back(std::move(channel.first));
+    set.stats.push_back(std::make_shared<shard_stats<runtime>>(rt));
+    processor p{&rt, st, &s.processor, i};
+    set.tasks.push_back(rt.spawn_on(
+        static_cast<std::uint32_t>(i % rt.cores()), "shard." + std::to_string(i),
+        [&rt, rx = std::move(channel.second), p, stat = set.stats.back(), cfg, st, i]() mutable {
+          run_shard<runtime, processor>(rt, std::move(rx), std::move(p), stat, cfg);
+          ++st->exited;
+          shard_event e;
+          e.kind = shard_event_kind::shard_exited;
+          e.shard = i;
+          st->log.record(e);
+        }));
+  }
+  set.handle = std::make_shared<router_t>(rt, std::move(senders));
+  set.closed.emplace(*set.handle);
+  set.closed->close();
+  return set;
+}
+
+/// Sends `it` through submit() or try_submit() of `h` (the caller's copy of
+/// set.handle, which keeps the router alive for the call and as long as the
+/// caller holds it: a dropped Arc, as in the seed), or of the closed copy
+/// once the router was dropped; logs what came back; true when it was sent.
+inline bool submit_logged(runtime& rt, shared_state& st, shard_set& set, const std::shared_ptr<router_t>& h,
+                          shard_item it, bool via_try) {
+  router_t& route = h ? *h : *set.closed;
+  const std::uint64_t shard = route.shard_of(it.k);
+  it.sent_ns = rt.now();  // the log's clock: the deadlines oracle compares it with event times
+  const shard_item copy = it;
+  send_outcome<shard_item> out = via_try ? route.try_submit(std::move(it)) : route.submit(std::move(it));
+  shard_event e = about(out.ok() ? shard_event_kind::submitted : shard_event_kind::handed_back, copy, shard);
+  e.via_try = via_try;
+  if (!out.ok()) {
+    e.detail = static_cast<std::uint8_t>(out.status == send_status::full ? hand_back_reason::full
+                                                                          : hand_back_reason::closed);
+    e.value = out.returned ? out.returned->uid : 0;
+  }
+  st.log.record(e);
+  return out.ok();
+}
+
+/// Waits up to liveness_ns for every shard to exit; true when they all did.
+inline bool wait_for_exit(runtime& rt, const scenario& s, const shared_state& st) {
+  const std::int64_t deadline = rt.now() + s.liveness_ns;
+  const std::int64_t quantum = std::max<std::int64_t>(1, s.liveness_ns / 64);
+  while (st.exited < s.shards->count && rt.now() < deadline) rt.sleep_for(std::min(quantum, deadline - rt.now()));
+  return st.exited == s.shards->count;
+}
+
+}  // namespace lockstep::scenario::shard_parts
