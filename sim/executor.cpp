@@ -98,13 +98,54 @@ void wait_queue::unlink(fiber& f) {
 
 // --- construction -----------------------------------------------------------
 
+struct executor::run_spares {
+  std::vector<core_slot> cores;  // their ready lists keep their capacity
+  std::vector<std::unique_ptr<fiber>> by_id;
+  std::vector<std::unique_ptr<fiber>> fibers;
+  std::vector<timer> timers;
+  std::vector<candidate> candidates;
+  std::size_t decisions = 0;  // the last run's count: one reservation instead of a doubling series
+};
+
+// Enough records for the runs that benefit (small ones, many per second);
+// a run with more fibers than this allocates the rest, as before. Under ASan
+// every finished record is freed, so a use after a fiber's end is reported
+// instead of reading a recycled record.
+#if defined(LOCKSTEP_HAS_ASAN)
+static constexpr std::size_t max_spare_fibers = 0;
+#else
+static constexpr std::size_t max_spare_fibers = 4096;
+#endif
+
+executor::run_spares& executor::spares() {
+  // Per thread: explore's jobs each run their own executors.
+  static thread_local run_spares s;
+  return s;
+}
+
 executor::executor(const run_config& config)
     : config_(config),
       strategy_(make_strategy(config.strategy, config.seed, config.options)),
       values_(config.seed ^ 0x6c6f636b73746570ULL),  // "lockstep": a stream apart from the strategy's
       trace_(config.trace),
-      stacks_(stack_pool::shared(config.stack_bytes)),
-      cores_(config.cores == 0 ? 1 : config.cores) {
+      stacks_(stack_pool::shared(config.stack_bytes)) {
+  // Take what the last run on this thread left (a nested executor finds the
+  // spares taken and starts empty, which is only slower).
+  run_spares& s = spares();
+  cores_ = std::move(s.cores);
+  cores_.resize(config.cores == 0 ? 1 : config.cores);
+  for (core_slot& c : cores_) {
+    c.active = nullptr;
+    c.ready.clear();
+  }
+  fibers_ = std::move(s.by_id);
+  fibers_.clear();
+  spare_fibers_ = std::move(s.fibers);
+  timers_.c = std::move(s.timers);
+  timers_.c.clear();
+  candidates_ = std::move(s.candidates);
+  candidates_.clear();
+  if (config.record_decisions) decisions_.reserve(s.decisions);
   // Ask ASan for this thread's stack bounds, then restore them.
   void* t = nullptr;
   san::start_switch(&t, nullptr, 0);
@@ -121,6 +162,24 @@ executor::~executor() {
   // run() tears every fiber down; this only matters if run() was never called.
   if (live_ > 0) teardown();
   stacks_.trim_if_idle();
+  run_spares& s = spares();
+  if (s.cores.capacity() <= cores_.capacity()) s.cores = std::move(cores_);
+  // Every record is gone by now (finished, or destroyed by teardown).
+  fibers_.clear();
+  if (s.by_id.capacity() <= fibers_.capacity()) s.by_id = std::move(fibers_);
+  if (s.fibers.size() <= spare_fibers_.size()) s.fibers = std::move(spare_fibers_);
+  if (s.timers.capacity() <= timers_.c.capacity()) s.timers = std::move(timers_.c);
+  if (s.candidates.capacity() <= candidates_.capacity()) s.candidates = std::move(candidates_);
+}
+
+void executor::retire(fiber& f) {
+  std::unique_ptr<fiber> owned = std::move(fibers_[f.id]);
+  if (spare_fibers_.size() >= max_spare_fibers) return;  // freed here
+  // A fresh record in the same storage: no state of this fiber survives.
+  fiber* p = owned.get();
+  p->~fiber();
+  ::new (static_cast<void*>(p)) fiber();
+  spare_fibers_.push_back(std::move(owned));
 }
 
 // --- fibers -----------------------------------------------------------------
@@ -139,7 +198,13 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   }
   fiber* f = nullptr;
   try {
-    auto owned = std::make_unique<fiber>();
+    std::unique_ptr<fiber> owned;
+    if (!spare_fibers_.empty()) {
+      owned = std::move(spare_fibers_.back());
+      spare_fibers_.pop_back();
+    } else {
+      owned = std::make_unique<fiber>();
+    }
     f = owned.get();
     fibers_.push_back(std::move(owned));
   } catch (const std::bad_alloc&) {
@@ -303,7 +368,7 @@ void executor::finish(fiber& f) {
   }
   const fiber_id id = f.id;
   if (id == main_ && !tearing_down_) stop_ = true;
-  fibers_[id].reset();
+  retire(f);
   --live_;
 }
 
@@ -563,6 +628,7 @@ run_result executor::run(unique_function main) {
   r.seed = config_.seed;
   r.strategy = std::string(strategy_->name());
   r.cores = static_cast<std::uint32_t>(cores_.size());
+  spares().decisions = decisions_.size();
   r.decisions = std::move(decisions_);
   r.trace_hash = trace_.hash();
   r.steps = step_;
