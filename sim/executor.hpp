@@ -147,7 +147,7 @@ struct run_result {
   std::string strategy;
   std::uint32_t cores = 1;
   std::vector<std::uint32_t> decisions;
-  std::uint64_t trace_hash = trace::fnv_offset;
+  std::uint64_t trace_hash = trace::empty_hash;
   std::uint64_t steps = 0;
   std::int64_t end_time_ns = 0;
   std::optional<failure> failed;

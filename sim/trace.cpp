@@ -1,56 +1,230 @@
 #include "sim/trace.hpp"
 
 #include <charconv>
+#include <cstring>
+#include <stdexcept>
+
+#define XXH_INLINE_ALL  // the hash's hot path is inlined here; nothing to link
+#include <xxhash.h>
 
 namespace lockstep::sim {
 
+namespace {
+
+static_assert(sizeof(XXH3_state_t) <= 640 && alignof(XXH3_state_t) <= 64, "trace::state_ cannot hold an XXH3_state_t");
+
+XXH3_state_t* state_of(unsigned char* storage) { return reinterpret_cast<XXH3_state_t*>(storage); }
+
+void store_le(unsigned char* out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+}  // namespace
+
+trace::trace(trace_mode mode) : mode_(mode) {
+  if (on()) XXH3_64bits_reset(state_of(state_));
+}
+
+void trace::flush() {
+  XXH3_64bits_update(state_of(state_), pending_, used_);
+  used_ = 0;
+}
+
+void trace::put(unsigned char tag, std::uint64_t bits) {
+  if (used_ + 9 > block) flush();
+  pending_[used_] = tag;
+  store_le(pending_ + used_ + 1, bits);
+  used_ += 9;
+}
+
+void trace::put_string(unsigned char tag, std::string_view s) {
+  if (used_ + 5 + s.size() > block) {
+    flush();
+    if (5 + s.size() > block) {  // too long to gather: hashed straight from the caller's bytes
+      unsigned char head[5] = {tag, 0, 0, 0, 0};
+      const auto n = static_cast<std::uint32_t>(s.size());
+      for (int i = 0; i < 4; ++i) head[1 + i] = static_cast<unsigned char>(n >> (8 * i));
+      XXH3_64bits_update(state_of(state_), head, sizeof head);
+      XXH3_64bits_update(state_of(state_), s.data(), s.size());
+      return;
+    }
+  }
+  unsigned char* out = pending_ + used_;
+  out[0] = tag;
+  const auto n = static_cast<std::uint32_t>(s.size());
+  for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<unsigned char>(n >> (8 * i));
+  if (!s.empty()) std::memcpy(out + 5, s.data(), s.size());
+  used_ += 5 + s.size();
+}
+
 trace& trace::begin(std::string_view event) {
-  line_.clear();
-  line_ += "{\"ev\":";
-  append_json_string(line_, event);
+  put_string('L', event);
+  if (mode_ == trace_mode::full) {
+    line_.clear();
+    line_ += "{\"ev\":";
+    append_json_string(line_, event);
+  }
   return *this;
 }
 
 void trace::key(std::string_view k) {
-  // Keys are identifiers chosen by the code (never data), so they need no
-  // escaping: one append instead of a character-by-character copy.
-  line_ += ",\"";
-  line_ += k;
-  line_ += "\":";
+  put_string('K', k);
+  if (mode_ == trace_mode::full) {
+    // Keys are identifiers chosen by the code (never data), so they need no
+    // escaping: one append instead of a character-by-character copy.
+    line_ += ",\"";
+    line_ += k;
+    line_ += "\":";
+  }
 }
 
 trace& trace::field(std::string_view k, std::int64_t value) {
   key(k);
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  line_.append(buf, end);
+  // Tagged by sign, not by the writer's type, so the text alone decides the
+  // encoding: "5" is the same token from field() and field_u().
+  put(value < 0 ? 'i' : 'u', static_cast<std::uint64_t>(value));
+  if (mode_ == trace_mode::full) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    line_.append(buf, end);
+  }
   return *this;
 }
 
 trace& trace::field_u(std::string_view k, std::uint64_t value) {
   key(k);
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  line_.append(buf, end);
+  put('u', value);
+  if (mode_ == trace_mode::full) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    line_.append(buf, end);
+  }
   return *this;
 }
 
 trace& trace::field(std::string_view k, std::string_view value) {
   key(k);
-  append_json_string(line_, value);
+  put_string('s', value);
+  if (mode_ == trace_mode::full) append_json_string(line_, value);
   return *this;
 }
 
 void trace::end() {
-  line_ += "}\n";
-  std::uint64_t h = hash_;
-  for (unsigned char c : line_) {
-    h ^= c;
-    h *= fnv_prime;
-  }
-  hash_ = h;
   ++lines_;
-  if (mode_ == trace_mode::full) text_ += line_;
+  if (mode_ == trace_mode::full) {
+    line_ += "}\n";
+    text_ += line_;
+  }
+}
+
+std::uint64_t trace::hash() {
+  if (!on()) return empty_hash;
+  flush();
+  return XXH3_64bits_digest(state_of(state_));
+}
+
+namespace {
+
+// Reads the canonical lines trace::end() writes, token by token, and feeds a
+// trace in hash mode exactly as the writer did.
+class line_reader {
+ public:
+  line_reader(std::string_view line, std::size_t number) : s_(line), number_(number) {}
+
+  void replay_into(trace& t) {
+    expect("{\"ev\":");
+    t.begin(string());
+    while (peek() == ',') {
+      ++at_;
+      const std::string k = string();
+      expect(":");
+      if (peek() == '"') {
+        t.field(k, std::string_view(string()));
+      } else if (peek() == '-') {
+        t.field(k, signed_integer());
+      } else {
+        t.field_u(k, unsigned_integer());
+      }
+    }
+    expect("}");
+    if (at_ != s_.size()) bad("text after the closing brace");
+    t.end();
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& what) const {
+    throw std::invalid_argument("trace line " + std::to_string(number_) + ", column " + std::to_string(at_ + 1) +
+                                ": " + what);
+  }
+  char peek() const { return at_ < s_.size() ? s_[at_] : '\0'; }
+  void expect(std::string_view lit) {
+    if (s_.substr(at_, lit.size()) != lit) bad("expected " + std::string(lit));
+    at_ += lit.size();
+  }
+  std::string string() {
+    expect("\"");
+    std::string out;
+    while (true) {
+      if (at_ >= s_.size()) bad("unterminated string");
+      const char c = s_[at_++];
+      if (c == '"') return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      const char e = peek();
+      ++at_;
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case 'u': {
+          if (s_.substr(at_, 2) != "00" || at_ + 4 > s_.size()) bad("expected \\u00XX");
+          unsigned v = 0;
+          const auto r = std::from_chars(s_.data() + at_ + 2, s_.data() + at_ + 4, v, 16);
+          if (r.ec != std::errc() || r.ptr != s_.data() + at_ + 4) bad("expected \\u00XX");
+          out += static_cast<char>(v);
+          at_ += 4;
+          break;
+        }
+        default: bad("unknown escape");
+      }
+    }
+  }
+  std::uint64_t unsigned_integer() {
+    std::uint64_t v = 0;
+    const auto r = std::from_chars(s_.data() + at_, s_.data() + s_.size(), v);
+    if (r.ec != std::errc()) bad("expected an integer or a string");
+    at_ = static_cast<std::size_t>(r.ptr - s_.data());
+    return v;
+  }
+  std::int64_t signed_integer() {
+    std::int64_t v = 0;
+    const auto r = std::from_chars(s_.data() + at_, s_.data() + s_.size(), v);
+    if (r.ec != std::errc()) bad("expected an integer");
+    at_ = static_cast<std::size_t>(r.ptr - s_.data());
+    return v;
+  }
+
+  std::string_view s_;
+  std::size_t number_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::uint64_t hash_of_trace_text(std::string_view text) {
+  trace t(trace_mode::hash);
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    if (nl == std::string_view::npos) throw std::invalid_argument("the trace does not end with a newline");
+    line_reader(text.substr(0, nl), ++number).replay_into(t);
+    text.remove_prefix(nl + 1);
+  }
+  return t.hash();
 }
 
 std::string hash_hex(std::uint64_t hash) {
