@@ -286,6 +286,10 @@ class executor {
   static run_spares& spares();
   void retire(fiber& f);
 
+  [[gnu::noinline]] void trace_step(const fiber& chosen, std::size_t count);
+  [[gnu::noinline]] void trace_block(const fiber& f, const char* what, std::uint64_t object);
+  [[gnu::noinline]] void trace_wake(const fiber& f, wake_reason reason);
+
   void loop();
   fiber* pick();
   void list_candidates();

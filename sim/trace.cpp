@@ -15,10 +15,6 @@ static_assert(sizeof(XXH3_state_t) <= 640 && alignof(XXH3_state_t) <= 64, "trace
 
 XXH3_state_t* state_of(unsigned char* storage) { return reinterpret_cast<XXH3_state_t*>(storage); }
 
-void store_le(unsigned char* out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
 }  // namespace
 
 trace::trace(trace_mode mode) : mode_(mode) {
@@ -30,91 +26,63 @@ void trace::flush() {
   used_ = 0;
 }
 
-void trace::put(unsigned char tag, std::uint64_t bits) {
-  if (used_ + 9 > block) flush();
-  pending_[used_] = tag;
-  store_le(pending_ + used_ + 1, bits);
-  used_ += 9;
-}
-
-void trace::put_string(unsigned char tag, std::string_view s) {
-  if (used_ + 5 + s.size() > block) {
+void trace::put_long_string(unsigned char tag, std::string_view s) {
+  if (s.size() < 255) {  // short, but the block is full
     flush();
-    if (5 + s.size() > block) {  // too long to gather: hashed straight from the caller's bytes
-      unsigned char head[5] = {tag, 0, 0, 0, 0};
-      const auto n = static_cast<std::uint32_t>(s.size());
-      for (int i = 0; i < 4; ++i) head[1 + i] = static_cast<unsigned char>(n >> (8 * i));
+    put_string(tag, s);
+    return;
+  }
+  unsigned char head[6] = {tag, 0xff, 0, 0, 0, 0};
+  store_le(head + 2, static_cast<std::uint32_t>(s.size()));
+  if (used_ + sizeof head + s.size() > block) {
+    flush();
+    if (sizeof head + s.size() > block) {  // too long to gather: hashed straight from the caller's bytes
       XXH3_64bits_update(state_of(state_), head, sizeof head);
       XXH3_64bits_update(state_of(state_), s.data(), s.size());
       return;
     }
   }
-  unsigned char* out = pending_ + used_;
-  out[0] = tag;
-  const auto n = static_cast<std::uint32_t>(s.size());
-  for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<unsigned char>(n >> (8 * i));
-  if (!s.empty()) std::memcpy(out + 5, s.data(), s.size());
-  used_ += 5 + s.size();
+  std::memcpy(pending_ + used_, head, sizeof head);
+  std::memcpy(pending_ + used_ + sizeof head, s.data(), s.size());
+  used_ += sizeof head + s.size();
 }
 
-trace& trace::begin(std::string_view event) {
-  put_string('L', event);
-  if (mode_ == trace_mode::full) {
-    line_.clear();
-    line_ += "{\"ev\":";
-    append_json_string(line_, event);
-  }
-  return *this;
+void trace::format_begin(std::string_view event) {
+  line_.clear();
+  line_ += "{\"ev\":";
+  append_json_string(line_, event);
 }
 
-void trace::key(std::string_view k) {
-  put_string('K', k);
-  if (mode_ == trace_mode::full) {
-    // Keys are identifiers chosen by the code (never data), so they need no
-    // escaping: one append instead of a character-by-character copy.
-    line_ += ",\"";
-    line_ += k;
-    line_ += "\":";
-  }
+void trace::format_key(std::string_view k) {
+  // Keys are identifiers chosen by the code (never data), so they need no
+  // escaping: one append instead of a character-by-character copy.
+  line_ += ",\"";
+  line_ += k;
+  line_ += "\":";
 }
 
-trace& trace::field(std::string_view k, std::int64_t value) {
-  key(k);
-  // Tagged by sign, not by the writer's type, so the text alone decides the
-  // encoding: "5" is the same token from field() and field_u().
-  put(value < 0 ? 'i' : 'u', static_cast<std::uint64_t>(value));
-  if (mode_ == trace_mode::full) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-    line_.append(buf, end);
-  }
-  return *this;
+void trace::format_field(std::string_view k, std::int64_t value) {
+  format_key(k);
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  line_.append(buf, end);
 }
 
-trace& trace::field_u(std::string_view k, std::uint64_t value) {
-  key(k);
-  put('u', value);
-  if (mode_ == trace_mode::full) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-    line_.append(buf, end);
-  }
-  return *this;
+void trace::format_field_u(std::string_view k, std::uint64_t value) {
+  format_key(k);
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  line_.append(buf, end);
 }
 
-trace& trace::field(std::string_view k, std::string_view value) {
-  key(k);
-  put_string('s', value);
-  if (mode_ == trace_mode::full) append_json_string(line_, value);
-  return *this;
+void trace::format_field(std::string_view k, std::string_view value) {
+  format_key(k);
+  append_json_string(line_, value);
 }
 
-void trace::end() {
-  ++lines_;
-  if (mode_ == trace_mode::full) {
-    line_ += "}\n";
-    text_ += line_;
-  }
+void trace::format_end() {
+  line_ += "}\n";
+  text_ += line_;
 }
 
 std::uint64_t trace::hash() {

@@ -13,11 +13,14 @@
 // (hash_of_trace_text):
 //   line    'L' str(event)  then per field: 'K' str(key) value
 //   value   'u' u64 (an integer >= 0) | 'i' i64 (< 0) | 's' str(string)
-//   str     u32 length, then the bytes;  integers little-endian
+//   str     u8 length (below 255) or 0xff and a u32 length, then the bytes
+//   integers little-endian
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -42,11 +45,35 @@ class trace {
   [[nodiscard]] trace_mode mode() const { return mode_; }
 
   /// Starts a line: `{"ev":"<event>"`. Fields follow; end() closes it.
-  trace& begin(std::string_view event);
-  trace& field(std::string_view key, std::int64_t value);
-  trace& field_u(std::string_view key, std::uint64_t value);
-  trace& field(std::string_view key, std::string_view value);
-  void end();
+  trace& begin(std::string_view event) {
+    put_string('L', event);
+    if (mode_ == trace_mode::full) format_begin(event);
+    return *this;
+  }
+  trace& field(std::string_view key, std::int64_t value) {
+    put_string('K', key);
+    // Tagged by sign, not by the writer's type, so the text alone decides the
+    // encoding: "5" is the same token from field() and field_u().
+    put(value < 0 ? 'i' : 'u', static_cast<std::uint64_t>(value));
+    if (mode_ == trace_mode::full) format_field(key, value);
+    return *this;
+  }
+  trace& field_u(std::string_view key, std::uint64_t value) {
+    put_string('K', key);
+    put('u', value);
+    if (mode_ == trace_mode::full) format_field_u(key, value);
+    return *this;
+  }
+  trace& field(std::string_view key, std::string_view value) {
+    put_string('K', key);
+    put_string('s', value);
+    if (mode_ == trace_mode::full) format_field(key, value);
+    return *this;
+  }
+  void end() {
+    ++lines_;
+    if (mode_ == trace_mode::full) format_end();
+  }
 
   /// The hash of every line ended so far.
   [[nodiscard]] std::uint64_t hash();
@@ -55,10 +82,58 @@ class trace {
   [[nodiscard]] const std::string& text() const { return text_; }
 
  private:
-  void key(std::string_view k);
-  void put(unsigned char tag, std::uint64_t bits);
-  void put_string(unsigned char tag, std::string_view s);
+  // Inline: a traced step writes a line of four fields, and calls and their
+  // register saves were most of its cost. Only a full block leaves this path.
+  void put(unsigned char tag, std::uint64_t bits) {
+    if (used_ + 9 > block) flush();
+    pending_[used_] = tag;
+    store_le(pending_ + used_ + 1, bits);
+    used_ += 9;
+  }
+  void put_string(unsigned char tag, std::string_view s) {
+    if (s.size() >= 255 || used_ + 2 + s.size() > block) {
+      put_long_string(tag, s);
+      return;
+    }
+    unsigned char* out = pending_ + used_;
+    out[0] = tag;
+    out[1] = static_cast<unsigned char>(s.size());
+    copy_short(out + 2, s.data(), s.size());
+    used_ += 2 + s.size();
+  }
+  // Little-endian whatever the host, so a hash means the same on every
+  // machine; on a little-endian host one store.
+  template <class U>
+  static void store_le(unsigned char* out, U v) {
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out, &v, sizeof v);
+    } else {
+      for (std::size_t i = 0; i < sizeof v; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
+    }
+  }
+  // Keys and event names are a few bytes: fixed-size overlapping copies
+  // instead of a call to memcpy for each.
+  static void copy_short(unsigned char* out, const char* in, std::size_t n) {
+    if (n >= 8 && n <= 16) {
+      std::memcpy(out, in, 8);
+      std::memcpy(out + n - 8, in + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+      std::memcpy(out, in, 4);
+      std::memcpy(out + n - 4, in + n - 4, 4);
+    } else if (n < 4) {
+      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<unsigned char>(in[i]);
+    } else {
+      std::memcpy(out, in, n);
+    }
+  }
+  void put_long_string(unsigned char tag, std::string_view s);
   void flush();
+  void format_begin(std::string_view event);
+  void format_key(std::string_view k);
+  void format_field(std::string_view k, std::int64_t value);
+  void format_field_u(std::string_view k, std::uint64_t value);
+  void format_field(std::string_view k, std::string_view value);
+  void format_end();
 
   trace_mode mode_;
   std::string line_;

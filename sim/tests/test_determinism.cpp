@@ -387,3 +387,18 @@ BOOST_AUTO_TEST_CASE(the_trace_hash_is_of_the_tokens_and_recomputable_from_the_t
   BOOST_CHECK_THROW(hash_of_trace_text("{\"ev\":\"e\",\"a\":1.5}\n"), std::invalid_argument);
   BOOST_CHECK_THROW(hash_of_trace_text("{\"ev\":\"e\"}"), std::invalid_argument);
 }
+
+// Strings either side of the one-byte length (254, 255) and of the gathering
+// block hash as their text says, and differ from each other.
+BOOST_AUTO_TEST_CASE(string_lengths_at_the_encoding_limits_hash_as_their_text) {
+  std::vector<std::uint64_t> seen;
+  for (std::size_t n : {0u, 1u, 254u, 255u, 256u, 1000u, 1019u, 1020u, 1024u, 4096u}) {
+    trace t(trace_mode::full);
+    // Several lines, so a long string also lands in a part-filled block.
+    for (int i = 0; i < 3; ++i) t.begin("e").field("s", std::string(n, 'a')).field_u("i", n).end();
+    const std::uint64_t h = t.hash();
+    BOOST_TEST(hash_of_trace_text(t.text()) == h, "length " << n);
+    for (std::uint64_t other : seen) BOOST_TEST(other != h, "length " << n);
+    seen.push_back(h);
+  }
+}
