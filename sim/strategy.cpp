@@ -9,7 +9,11 @@ std::unique_ptr<strategy> make_strategy(std::string_view name, std::uint64_t see
   if (name == "random") return make_random_strategy(seed);
   if (name == "pct") return make_pct_strategy(seed, options.pct_depth, options.pct_steps);
   if (name == "fifo") return make_fifo_strategy();
+  if (name == "replay" && options.continue_from) {
+    return make_continuing_replay_strategy(options.decisions, seed, options.continue_from);
+  }
   if (name == "replay") return make_replay_strategy(options.decisions);
+  if (name == "guided") return make_guided_strategy(options.decisions, options.guided);
   throw std::invalid_argument("unknown strategy '" + std::string(name) +
                               "': expected random, pct, fifo or replay");
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,30 @@ struct replay_divergence : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What a guided run did (see make_guided_strategy), filled in as it runs.
+struct guided_stats {
+  /// A decision (0-based, over the steps that had a choice) where the fiber
+  /// that ran the step before, `previous`, was runnable and another was chosen.
+  struct preemption {
+    std::size_t at = 0;
+    std::uint32_t previous = 0;
+  };
+  std::vector<preemption> preemptions;
+  /// Decisions where the guide did not fit (or had run out) and the fallback chose.
+  std::size_t fallbacks = 0;
+};
+
+/// replay --continue: where the recorded decisions stopped fitting the run.
+/// Filled in by the replay strategy during the run (the caller keeps a
+/// shared_ptr to read it afterwards: the executor owns the strategy).
+struct replay_departure {
+  bool departed = false;
+  std::uint64_t step = 0;      ///< the step that needed the decision (numbered like pick's)
+  std::size_t decision = 0;    ///< index of the decision that did not fit (== size when they ran out)
+  std::optional<std::uint32_t> recorded;  ///< the recorded fiber; none when the recording ran out
+  std::vector<std::uint32_t> runnable;    ///< the fibers that could run at that step
+};
+
 struct strategy_options {
   std::uint32_t pct_depth = 3;            ///< d: bugs of depth d are found with p >= 1/(n k^(d-1))
   /// k: change points are drawn from [1, k], in steps (every step counts,
@@ -59,10 +84,16 @@ struct strategy_options {
   /// k far beyond a short run puts every change point past its end (the CLI
   /// measures it from a random run of the same program and seed).
   std::uint64_t pct_steps = 10'000;
-  std::vector<std::uint32_t> decisions;   ///< replay: the recorded fiber ids
+  std::vector<std::uint32_t> decisions;   ///< replay, guided: the recorded fiber ids
+  std::shared_ptr<guided_stats> guided;   ///< guided: where it reports (may be null)
+  /// replay: when set, a decision that does not fit is not a divergence: it
+  /// is described here and the run goes on under the random strategy seeded
+  /// with the run's seed (`lockstep replay --continue`).
+  std::shared_ptr<replay_departure> continue_from;
 };
 
-/// "random", "pct", "fifo" or "replay"; throws std::invalid_argument otherwise.
+/// "random", "pct", "fifo" or "replay" (or "guided", which the CLI does not
+/// offer: shrink's own); throws std::invalid_argument otherwise.
 std::unique_ptr<strategy> make_strategy(std::string_view name, std::uint64_t seed,
                                         const strategy_options& options);
 
@@ -74,5 +105,14 @@ std::unique_ptr<strategy> make_pct_strategy(std::uint64_t seed, std::uint32_t de
                                             std::uint64_t steps);
 std::unique_ptr<strategy> make_fifo_strategy();
 std::unique_ptr<strategy> make_replay_strategy(std::vector<std::uint32_t> decisions);
+/// Follows `guide` where the recorded fiber is runnable; otherwise (and past
+/// its end) keeps the fiber that ran the step before, else the lowest id.
+/// Never diverges. Reports preemptions and fallbacks into `stats` if given.
+std::unique_ptr<strategy> make_guided_strategy(std::vector<std::uint32_t> guide,
+                                               std::shared_ptr<guided_stats> stats);
+/// Replay that, where the decisions stop fitting, records the departure in
+/// `departure` and continues as make_random_strategy(seed) would pick.
+std::unique_ptr<strategy> make_continuing_replay_strategy(std::vector<std::uint32_t> decisions, std::uint64_t seed,
+                                                          std::shared_ptr<replay_departure> departure);
 
 }  // namespace lockstep::sim

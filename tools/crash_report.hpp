@@ -1,7 +1,7 @@
 // tools/crash_report.hpp — so that no failure is lost when the code under
 // test crashes the process (a segfault in a fiber, an abort, a stack
 // overflow). Before every run the CLI stores a ready-made description of it:
-// program, seed, strategy, cores and the one command that reruns it (a rerun
+// scenario, seed, strategy, cores and the one command that reruns it (a rerun
 // of a seed is deterministic, so that command reproduces the crash). A fatal
 // signal then only write(2)s those bytes to stderr — all a signal handler may
 // safely do — and the process still dies of its signal.

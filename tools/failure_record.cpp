@@ -11,13 +11,8 @@ namespace lockstep::cli {
 nlohmann::json to_json(const failure_record& record) {
   nlohmann::json j;
   j["lockstep_failure_record"] = 1;
-  if (record.is_scenario()) {
-    j["scenario_file"] = record.scenario_file;
-    j["scenario"] = record.scenario;
-  } else {
-    j["program"] = record.program;
-    j["options"] = record.options;
-  }
+  j["scenario_file"] = record.scenario_file;
+  j["scenario"] = record.scenario;
   j["seed"] = record.config.seed;
   j["strategy"] = record.config.strategy;
   j["cores"] = record.config.cores;
@@ -72,7 +67,7 @@ namespace {
 
 constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
 
-const char* const record_fields[] = {"lockstep_failure_record", "program", "options", "seed", "strategy",
+const char* const record_fields[] = {"lockstep_failure_record", "seed", "strategy",
                                      "cores", "pct_depth", "pct_steps", "max_steps", "max_time_ns",
                                      "decisions", "steps", "trace_hash", "failure", "scenario_file",
                                      "scenario"};
@@ -96,6 +91,15 @@ std::string kind_names() {
 failure_record read_record(const nlohmann::json& root, const std::string& name) {
   json_reader r(name, root);
   if (!root.is_object()) r.fail("", "an object (a lockstep failure record), found " + shown(root));
+  // Records of the retired built-in programs (--program) name what ran with
+  // /program and /options: say so, rather than "unknown field".
+  for (const char* retired : {"program", "options"}) {
+    if (root.contains(retired)) {
+      r.fail(std::string("/") + retired,
+             "a scenario record (with /scenario); this is a record of a built-in program, which lockstep no "
+             "longer has: its workloads are scenarios/program_*.json");
+    }
+  }
   for (auto it = root.begin(); it != root.end(); ++it) {
     bool known = false;
     for (const char* f : record_fields) known = known || it.key() == f;
@@ -104,24 +108,16 @@ failure_record read_record(const nlohmann::json& root, const std::string& name) 
   if (r.u64("/lockstep_failure_record") != 1) r.fail("/lockstep_failure_record", "version 1");
   failure_record rec;
   rec.path = name;
-  if (root.contains("scenario")) {
-    // The scenario itself is checked by the scenario reader, which knows its schema.
-    if (root.contains("program") || root.contains("options")) {
-      r.fail(root.contains("program") ? "/program" : "/options",
-             "no program or options in a scenario record (it has /scenario), but found one");
-    }
-    rec.scenario_file = r.string("/scenario_file");
-    rec.scenario = root["scenario"];
-    if (!rec.scenario.is_object()) r.fail("/scenario", "an object (a scenario), found " + shown(rec.scenario));
-  } else {
-    rec.program = r.string("/program");
-    rec.options = r.at("/options", "an object");
-    if (!rec.options.is_object()) r.fail("/options", "an object, found " + shown(rec.options));
-  }
+  // The scenario itself is checked by the scenario reader, which knows its schema.
+  rec.scenario_file = r.string("/scenario_file");
+  rec.scenario = r.at("/scenario", "an object (a scenario)");
+  if (!rec.scenario.is_object()) r.fail("/scenario", "an object (a scenario), found " + shown(rec.scenario));
   rec.config.seed = r.u64("/seed");
   rec.config.strategy = r.string("/strategy");
-  if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo") {
-    r.fail("/strategy", "one of random, pct, fifo, found " + shown(rec.config.strategy));
+  // replay: a schedule that no seed produces (lockstep shrink writes one); its decisions are the run.
+  if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo" &&
+      rec.config.strategy != "replay") {
+    r.fail("/strategy", "one of random, pct, fifo, replay, found " + shown(rec.config.strategy));
   }
   rec.config.cores = static_cast<std::uint32_t>(r.u64_in("/cores", 1, 64));
   rec.config.options.pct_depth = static_cast<std::uint32_t>(r.u64_in("/pct_depth", 1, 64));

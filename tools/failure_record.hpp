@@ -1,5 +1,5 @@
-// A failing run as one self-contained JSON record: what ran (program and its
-// options), how (seed, strategy, cores, decisions), what it produced (trace
+// A failing run as one self-contained JSON record: what ran (the whole
+// scenario document and the file it came from), how (seed, strategy, cores, decisions), what it produced (trace
 // hash) and what failed. `lockstep replay FILE` reads it back.
 #pragma once
 
@@ -13,16 +13,13 @@
 namespace lockstep::cli {
 
 struct failure_record {
-  std::string program;
-  nlohmann::json options;  ///< the program's own options, as given
   sim::run_config config;  ///< seed, strategy, cores, pct options
   sim::run_result result;
   std::string path;  ///< where it was read from (empty when built in memory)
-  /// A scenario run's record holds the whole scenario document instead of
-  /// program and options (null otherwise), and the file it was read from.
+  /// The whole scenario document, so the record replays with nothing else
+  /// at hand, and the file it was read from (for messages and reruns).
   nlohmann::json scenario;
   std::string scenario_file;
-  [[nodiscard]] bool is_scenario() const { return !scenario.is_null(); }
 };
 
 nlohmann::json to_json(const failure_record& record);
@@ -42,7 +39,7 @@ void write_failure_record(const std::string& path, const failure_record& record)
 /// Field access with errors that name file, pointer and expectation.
 class json_reader {
  public:
-  /// `root` sits at `prefix` inside `file` (e.g. a record's /options), so
+  /// `root` sits at `prefix` inside `file` (e.g. a record's /scenario), so
   /// errors name the pointer from the top of the file.
   json_reader(std::string file, const nlohmann::json& root, std::string prefix = "")
       : file_(std::move(file)), root_(root), prefix_(std::move(prefix)) {}

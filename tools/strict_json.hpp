@@ -1,5 +1,5 @@
 // tools/strict_json.hpp — the one JSON reader for everything a user hands the
-// CLI (--options, failure records, scenario files later). It parses with
+// CLI (scenario files, failure records). It parses with
 // nlohmann's SAX interface, which keeps its own stack instead of recursing,
 // builds the DOM itself, and refuses while parsing — before anything
 // downstream (dump, copies, error messages) could recurse or misread:

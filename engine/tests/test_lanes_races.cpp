@@ -32,7 +32,7 @@
 
 #include "engine/lanes.hpp"
 #include "sim/tests/sim_test_util.hpp"
-#include "tools/models/velo_model.hpp"
+#include "tools/scenario/lane_canaries.hpp"
 
 using namespace lockstep;
 using sim::runtime;
@@ -43,8 +43,8 @@ using models::velo::item;
 
 using config_t = lane_router_config<std::uint64_t>;
 
-// The canary router and the oracle live in tools/models/velo_model.hpp,
-// shared with the `velo` program.
+// The canary router and the oracle live in tools/scenario/lane_canaries.hpp,
+// shared with the scenario lanes driver.
 template <bool SendAfterUnlock, bool DecrementAtDequeue>
 using canary_router = models::velo::canary_router<item, SendAfterUnlock, DecrementAtDequeue>;
 using oracle = models::velo::oracle<item>;

@@ -3,7 +3,7 @@
 // 2 simulated cores (shard on one, producers on both), with small generated
 // programs over 4 keys.
 //
-// Oracles (checked by the shared model processor, tools/models/grommet_model.hpp,
+// Oracles (checked by the shared model processor, engine/tests/shard_race_model.hpp,
 // as things happen and after the run; the script checks stay here):
 // * per-key order: items of a key leave (processed or expired) in submission order;
 // * at most one item of a key in flight, and never while the key is flushing;
@@ -39,9 +39,9 @@
 
 #include "engine/router.hpp"
 #include "engine/shard.hpp"
+#include "engine/tests/shard_race_model.hpp"
 #include "sim/runtime.hpp"
 #include "sim/tests/sim_test_util.hpp"
-#include "tools/models/grommet_model.hpp"
 
 using namespace lockstep;
 using lockstep::sim::runtime;

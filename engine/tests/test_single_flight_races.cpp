@@ -19,7 +19,7 @@
 
 #include "engine/single_flight.hpp"
 #include "sim/tests/sim_test_util.hpp"
-#include "tools/models/probation_model.hpp"
+#include "tools/scenario/flight_canaries.hpp"
 
 using namespace lockstep;
 using lockstep::sim::runtime;
@@ -34,7 +34,7 @@ constexpr value_type abandoned_value = -1;
 value_type answer_for(std::uint64_t flight) { return 1000 + static_cast<value_type>(flight); }
 
 // The canaries' broken tables, the flight stories and the ordering oracles
-// live in tools/models/probation_model.hpp, shared with the `probation` program.
+// live in tools/scenario/flight_canaries.hpp, shared with the scenario flights driver.
 using models::probation::broken_flight;
 using models::probation::bug;
 

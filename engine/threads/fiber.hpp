@@ -95,6 +95,7 @@ struct fiber : std::enable_shared_from_this<fiber> {
   scheduler& home;
   std::string name;
   unique_function body;  // moved onto the fiber's own stack when it starts
+  std::uint64_t id = 0;  // from 1 in spawn order, run-wide; set before it is first enqueued
 
   // Shared with other threads.
   std::atomic<std::uint8_t> waiting{not_waiting};

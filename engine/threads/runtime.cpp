@@ -73,6 +73,12 @@ std::uint32_t runtime::current_core() const {
   return s != nullptr && &s->owner() == this ? s->core() : 0;
 }
 
+std::uint64_t runtime::current_fiber_id() const {
+  const detail::scheduler* s = detail::this_scheduler();
+  if (s == nullptr || &s->owner() != this || s->current() == nullptr) return 0;
+  return s->current()->id;
+}
+
 std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string name, detail::unique_function body,
                                               bool is_main) {
   if (core >= schedulers_.size()) {
@@ -80,6 +86,7 @@ std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string na
                             std::to_string(schedulers_.size()) + " cores");
   }
   auto f = std::make_shared<detail::fiber>(*this, *schedulers_[core], std::move(name), std::move(body));
+  f->id = last_fiber_id_.fetch_add(1, std::memory_order_relaxed) + 1;
   {
     std::lock_guard<std::mutex> hold(mu_);
     if (!running_) throw std::logic_error("lockstep::threads: spawn outside runtime::run");

@@ -99,6 +99,9 @@ class runtime {
   [[nodiscard]] bool pinning_refused() const { return pin_warned_.load(); }
   /// The core of the calling fiber; 0 off this runtime's threads.
   [[nodiscard]] std::uint32_t current_core() const;
+  /// The calling fiber's id (from 1, in spawn order, never reused within a
+  /// run; not a pointer, so it can name a fiber in output); 0 off a fiber.
+  [[nodiscard]] std::uint64_t current_fiber_id() const;
 
   template <class F>
   task spawn(std::string name, F&& body) {
@@ -144,6 +147,7 @@ class runtime {
   bool main_done_ = false;
   std::exception_ptr escaped_;
   std::atomic<bool> pin_warned_{false};
+  std::atomic<std::uint64_t> last_fiber_id_{0};
 };
 
 static_assert(lockstep::Runtime<runtime>);

@@ -3,7 +3,7 @@
 # per live fiber), bench_sim_step.md (the sim step as
 # a ratio to the raw Boost.Context round trip measured in the same run, pinned
 # to one CPU, medians of 5; and callgrind instructions per step) and
-# explore_throughput.md (lockstep explore runs per second per program).
+# explore_throughput.md (lockstep explore runs per second for the former programs' scenarios).
 set -euo pipefail
 build=${1:-build-release}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,25 +62,28 @@ if command -v valgrind >/dev/null; then
 fi
 cat "$out"
 
-# Exploration throughput: runs per second of `lockstep explore`, per program.
+# Exploration throughput: runs per second of `lockstep explore`, for the
+# workloads of the former built-in programs (scenarios/program_*.json; every
+# bundled scenario is in results/scenarios.md, tools/bench/scenarios_table.sh).
 tp=results/explore_throughput.md
 {
-  echo "# Exploration throughput: runs per second per program"
+  echo "# Exploration throughput: runs per second per scenario"
   echo
   echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) by \`tools/bench/run.sh $build\` (Release build), one process,"
-  echo "2 simulated cores, trace hashed for every run (as \`explore\` always does), 2,000 seeds each:"
+  echo "the scenario's own cores (2), trace hashed for every run (as \`explore\` always does), 2,000 seeds each:"
   echo
   echo '```'
-  echo "$build/tools/lockstep explore --program PROGRAM --strategy STRATEGY --seeds 2000 --cores 2"
+  echo "$build/tools/lockstep explore scenarios/program_NAME.json --strategy STRATEGY --seeds 2000 --jobs 1"
   echo '```'
   echo
-  echo "| program | random runs/s | pct runs/s | steps per run (seed 1, random) |"
+  echo "| scenario | random runs/s | pct runs/s | steps per run (seed 1, random) |"
   echo "|---|---:|---:|---:|"
-  for p in pipeline grommet velo probation; do
-    rate() { "$build/tools/lockstep" explore --program "$p" --strategy "$1" --seeds 2000 --cores 2 |
+  for p in grommet velo probation; do
+    f=scenarios/program_$p.json
+    rate() { "$build/tools/lockstep" explore "$f" --strategy "$1" --seeds 2000 --jobs 1 |
                tail -1 | sed 's/.*(\([0-9]*\) runs.*/\1/'; }
-    steps=$("$build/tools/lockstep" run --program "$p" --seed 1 --cores 2 | grep -o 'steps=[0-9]*' | cut -d= -f2)
-    echo "| $p | $(rate random) | $(rate pct) | $steps |"
+    steps=$("$build/tools/lockstep" run "$f" --seed 1 | grep -o 'steps=[0-9]*' | cut -d= -f2)
+    echo "| $f | $(rate random) | $(rate pct) | $steps |"
   done
   echo
   echo "\`pct\` runs each seed twice: once with \`random\` to measure the run's length, from which PCT"

@@ -1,6 +1,6 @@
-// The quick start's main job: every program runs clean on a few seeds; then
-// each program's canary (a planted bug) is found by exploration, recorded,
-// and replayed to the same bytes.
+// The quick start's main job: every scenario of the library holds on a fixed
+// seed range; then each planted bug (canaries/) is found by exploration,
+// recorded, and replayed to the same bytes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,34 +25,20 @@ namespace {
 
 // What the main job explores: every scenario file of the library (sorted by
 // name; a file with `expect` runs under fifo only, as its counts are exact
-// there), then every built-in program.
+// there).
 struct demo_subject {
   std::string label;
   prepared p;
   std::vector<std::string> strategies;
 };
 
-std::vector<std::string> json_files_in(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") out.push_back(entry.path().string());
-  }
-  if (ec) throw input_error(dir + ": cannot list the directory: " + ec.message());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::vector<demo_subject> demo_subjects(const std::string& library) {
   std::vector<demo_subject> out;
-  for (const std::string& file : json_files_in(library)) {
+  for (const std::string& file : expand_files({library})) {
     scenario::scenario s = scenario::read_scenario_file(file);
     std::vector<std::string> strategies = s.expect ? std::vector<std::string>{"fifo"}
                                                    : std::vector<std::string>{"random", "pct"};
     out.push_back({file, prepare_scenario(std::move(s)), std::move(strategies)});
-  }
-  for (const auto& [name, prog] : programs()) {
-    out.push_back({"program " + name, prepare(name, "{}"), {"random", "pct"}});
   }
   return out;
 }
@@ -64,7 +50,7 @@ int demo_row(const demo_subject& d, const std::string& strategy, std::uint64_t s
              std::uint64_t& total_runs) {
   run_options o;
   o.strategy = strategy;
-  o.cores = d.p.scen ? d.p.scen->cores : 2;
+  o.cores = d.p.scen->cores;
   std::set<std::uint64_t> schedules;
   const auto started = std::chrono::steady_clock::now();
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
@@ -107,7 +93,7 @@ int demo_planted_bug(const std::string& file, const std::string& record_dir) {
     if (r.ok()) continue;
     const std::string path =
         record_dir + "/lockstep-demo-" + std::filesystem::path(file).stem().string() + ".json";
-    failure_record rec{"", p.options, c, r, "", p.scen->document, p.name};
+    failure_record rec{c, r, "", p.scen->document, p.name};
     write_failure_record(path, rec);
     const failure_record back = read_failure_record(path);
     const auto again = replay_record(back, sim::trace_mode::hash);
@@ -126,19 +112,22 @@ int demo_planted_bug(const std::string& file, const std::string& record_dir) {
 
 }  // namespace
 
-// The quick start's main job: explore the whole scenario library (and the
-// built-in programs) over a fixed seed range with random and pct, print a
+// The quick start's main job: explore the whole scenario library over a fixed seed range with random and pct, print a
 // table, then show each planted bug in the library's canaries/ caught,
 // recorded and replayed.
 int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text) {
   check_output_dir("--record-dir", record_dir);
   const std::uint64_t seeds = parse_u64("--seeds", seeds_text, 1, 1'000'000);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(library, ec)) {
+    throw input_error(library + ": cannot list the directory: " + (ec ? ec.message() : "not a directory"));
+  }
   const std::vector<demo_subject> subjects = demo_subjects(library);
-  const std::vector<std::string> canaries = json_files_in(library + "/canaries");
-  std::cout << "== the scenario library (" << library << ") and the built-in programs, seeds 1.." << seeds
+  const std::vector<std::string> canaries = expand_files({library + "/canaries"});
+  std::cout << "== the scenario library (" << library << "), seeds 1.." << seeds
             << " (pct rows include the random run that sizes k)" << std::endl;
   char header[256];
-  std::snprintf(header, sizeof header, "%-44s %-8s %6s %8s %10s %9s", "scenario / program", "strategy", "runs",
+  std::snprintf(header, sizeof header, "%-44s %-8s %6s %8s %10s %9s", "scenario", "strategy", "runs",
                 "failures", "schedules", "runs/s");
   std::cout << header << std::endl;
   std::uint64_t total = 0;
@@ -159,7 +148,7 @@ int cmd_demo(const std::string& record_dir, const std::string& library, const st
   for (const std::string& file : canaries) {
     if (const int rc = demo_planted_bug(file, record_dir); rc != exit_held) return rc;
   }
-  std::cout << "demo ok: every scenario and program held on every seed; every planted bug was caught and "
+  std::cout << "demo ok: every scenario held on every seed; every planted bug was caught and "
                "replayed byte for byte"
             << std::endl;
   return exit_held;

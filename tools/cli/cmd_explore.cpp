@@ -1,7 +1,7 @@
-// lockstep explore: many seeds of one program or scenario under one strategy,
-// on --jobs threads, within budgets (--seeds A..B, --runs, --time,
-// --stop-after, a signal), one shard of the range (--shard I/N), ending with
-// a summary (text; --json; --junit).
+// lockstep explore FILE...: many seeds of each scenario in turn under one
+// strategy, on --jobs threads, within budgets (--seeds A..B, --runs, --time,
+// --stop-after, a signal), one shard of the range (--shard I/N), each file
+// ending with its summary; --json and --junit hold every file's.
 //
 // Outcomes are taken in seed order on this thread: failures are printed and
 // their records written in seed order, and the summary counts exactly the
@@ -28,13 +28,8 @@ namespace {
 /// What ran and how: the part of the summary that shards must share.
 nlohmann::json config_json(const prepared& p, const run_options& o, const explore_options& e) {
   nlohmann::json c;
-  if (p.scen) {
-    c["scenario"] = p.name;
-    c["scenario_document"] = p.scen->document;  // the same file name on two machines may hold two scenarios
-  } else {
-    c["program"] = p.name;
-    c["options"] = p.options;
-  }
+  c["scenario"] = p.name;
+  c["scenario_document"] = p.scen->document;  // the same file name on two machines may hold two scenarios
   c["strategy"] = o.strategy;
   c["cores"] = o.cores;
   c["pct_depth"] = o.pct_depth;
@@ -78,6 +73,23 @@ bool write_outputs(const explore_options& e, const explore_summary& s) {
   return ok;
 }
 
+bool write_outputs(const explore_options& e, const std::vector<explore_summary>& all) {
+  if (all.size() == 1) return write_outputs(e, all.front());
+  bool ok = true;
+  const auto put = [&](const char* flag, const std::string& path, const std::string& text) {
+    const std::string why = write_output_file(path, text);
+    if (why.empty()) return;
+    std::cerr << "lockstep: " << flag << " " << printable(path, 200) << ": not written: " << why << "\n";
+    ok = false;
+  };
+  if (e.json_given) {
+    put("--json", e.json_out,
+        to_json(all).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+  if (e.junit_given) put("--junit", e.junit_out, junit_xml(all));
+  return ok;
+}
+
 int finish_summary(const explore_summary& s, bool outputs_written) {
   print_summary(std::cout, s);
   if (s.failures.empty() && s.stopped == "complete") {
@@ -90,20 +102,19 @@ int finish_summary(const explore_summary& s, bool outputs_written) {
   return code == exit_held && !outputs_written ? exit_bad_input : code;
 }
 
-int cmd_explore(run_options o, explore_options e) {
-  resolve(o, false);
-  resolve_explore(o, e);
+namespace {
+
+/// One file's explore, to its summary (printed by the caller).
+explore_summary explore_file(run_options o, const explore_options& e) {
   const prepared p = prepare(o);
-  // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
-  stop_signals::install();
-  std::cout << "exploring " << (p.scen ? "scenario=" : "program=") << p.name << " strategy=" << o.strategy
+  std::cout << "exploring scenario=" << p.name << " strategy=" << o.strategy
             << " cores=" << o.cores << " seeds=" << o.first_seed << ".." << o.last_seed;
   if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
   std::cout << std::endl;
 
   explore_summary s;
   s.config = config_json(p, o, e);
-  s.label = (p.scen ? "scenario=" : "program=") + p.name;
+  s.label = "scenario=" + p.name;
   if (e.sharded) s.shard = std::pair{e.shard_index, e.shard_count};
   s.jobs = e.jobs;
   const seed_slice slice{o.first_seed, o.last_seed, e.shard_index, e.shard_count};
@@ -152,7 +163,34 @@ int cmd_explore(run_options o, explore_options e) {
   }
   progress.clear();
   s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return finish_summary(s, write_outputs(e, s));
+  return s;
+}
+
+}  // namespace
+
+int cmd_explore(run_options o, explore_options e) {
+  resolve(o, false);
+  resolve_explore(o, e);
+  const std::vector<std::string> files = expand_files(o.files);
+  require_one_file(files, o.record_given ? "--record" : nullptr);
+  check_every_file(o, files);
+  // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
+  stop_signals::install();
+  std::vector<explore_summary> all;
+  int code = exit_held;
+  for (const std::string& f : files) {
+    run_options one = o;
+    one.file = f;
+    all.push_back(explore_file(one, e));
+    const explore_summary& s = all.back();
+    // The outputs are written once, after the last file: here only the text.
+    const int rc = finish_summary(s, true);
+    // The exit code is the first file's that did not hold; a signal or --time stops the files after it too.
+    if (code == exit_held) code = rc;
+    if (s.stopped != "complete" && s.stopped != "stop-after") break;
+  }
+  const bool written = write_outputs(e, all);
+  return code == exit_held && !written ? exit_bad_input : code;
 }
 
 }  // namespace lockstep::cli

@@ -46,7 +46,7 @@ std::vector<const shard_input*> shards_by_index(const std::vector<shard_input>& 
     if (x.s.config != a.s.config) {
       const std::string where = first_difference(a.s.config, x.s.config);
       throw input_error("merge: " + x.path + ": " + where + ": expected the same as in " + a.path +
-                        " (shards of one explore share scenario or program, strategy, settings and seed range), "
+                        " (shards of one explore share scenario, strategy, settings and seed range), "
                         "found " + shown(x.s.config.value(where.substr(8), nlohmann::json())));
     }
     const std::uint64_t n = x.s.shard ? x.s.shard->second : 1;

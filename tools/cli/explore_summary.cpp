@@ -90,8 +90,7 @@ explore_summary read_summary(const std::string& path) {
   s.config = r.at("/config", "an object");
   if (!s.config.is_object()) r.fail("/config", "an object, found " + shown(s.config));
   r.string("/config/strategy");
-  s.label = s.config.contains("scenario") ? "scenario=" + r.string("/config/scenario")
-                                          : "program=" + r.string("/config/program");
+  s.label = "scenario=" + r.string("/config/scenario");
   r.u64("/config/seeds/first");
   r.u64("/config/seeds/last");
   r.u64("/config/stop_after");
@@ -194,28 +193,50 @@ std::string xml_text(const std::string& s) {
 
 }  // namespace
 
-std::string junit_xml(const explore_summary& s) {
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%.3f", s.wall_seconds);
-  const std::string failed = s.failures.empty() ? "0" : "1";
-  const std::string name = s.label + " strategy=" + s.config["strategy"].get<std::string>();
-  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += "<testsuites name=\"lockstep explore\" tests=\"1\" failures=\"" + failed + "\" time=\"" + secs + "\">\n";
-  x += "  <testsuite name=\"lockstep explore\" tests=\"1\" failures=\"" + failed +
-       "\" errors=\"0\" skipped=\"0\" time=\"" + secs + "\">\n";
-  x += "    <testcase classname=\"lockstep.explore\" name=\"" + xml_text(name) + "\" time=\"" + secs + "\">\n";
-  for (const auto& f : s.failures) {
-    x += "      <failure type=\"" + xml_text(f.kind) + "\" message=\"" +
-         xml_text("seed " + std::to_string(f.seed) + ": " + f.reason) + "\">" +
-         xml_text("seed=" + std::to_string(f.seed) + "\nreason: " + f.reason + "\n" + f.message + "\n" +
-                  (f.record.empty() ? "rerun with: " : "replay with: ") + f.command) +
-         "</failure>\n";
+std::string junit_xml(const explore_summary& s) { return junit_xml(std::vector<explore_summary>{s}); }
+
+nlohmann::json to_json(const std::vector<explore_summary>& all) {
+  nlohmann::json j;
+  j["lockstep_explore_summaries"] = 1;
+  j["summaries"] = nlohmann::json::array();
+  for (const explore_summary& s : all) j["summaries"].push_back(to_json(s));
+  return j;
+}
+
+std::string junit_xml(const std::vector<explore_summary>& all) {
+  double total = 0;
+  std::size_t failing = 0;
+  for (const explore_summary& s : all) {
+    total += s.wall_seconds;
+    failing += s.failures.empty() ? 0 : 1;
   }
-  x += "      <system-out>" +
-       xml_text(std::to_string(s.runs()) + " runs, " + std::to_string(s.failures.size()) + " failures, " +
-                std::to_string(s.distinct_schedules()) + " distinct schedules, stopped: " + s.stopped) +
-       "</system-out>\n";
-  x += "    </testcase>\n  </testsuite>\n</testsuites>\n";
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.3f", total);
+  const std::string tests = std::to_string(all.size());
+  const std::string failed = std::to_string(failing);
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += "<testsuites name=\"lockstep explore\" tests=\"" + tests + "\" failures=\"" + failed + "\" time=\"" + secs + "\">\n";
+  x += "  <testsuite name=\"lockstep explore\" tests=\"" + tests + "\" failures=\"" + failed +
+       "\" errors=\"0\" skipped=\"0\" time=\"" + secs + "\">\n";
+  for (const explore_summary& s : all) {
+    char case_secs[32];
+    std::snprintf(case_secs, sizeof case_secs, "%.3f", s.wall_seconds);
+    const std::string name = s.label + " strategy=" + s.config["strategy"].get<std::string>();
+    x += "    <testcase classname=\"lockstep.explore\" name=\"" + xml_text(name) + "\" time=\"" + case_secs + "\">\n";
+    for (const auto& f : s.failures) {
+      x += "      <failure type=\"" + xml_text(f.kind) + "\" message=\"" +
+           xml_text("seed " + std::to_string(f.seed) + ": " + f.reason) + "\">" +
+           xml_text("seed=" + std::to_string(f.seed) + "\nreason: " + f.reason + "\n" + f.message + "\n" +
+                    (f.record.empty() ? "rerun with: " : "replay with: ") + f.command) +
+           "</failure>\n";
+    }
+    x += "      <system-out>" +
+         xml_text(std::to_string(s.runs()) + " runs, " + std::to_string(s.failures.size()) + " failures, " +
+                  std::to_string(s.distinct_schedules()) + " distinct schedules, stopped: " + s.stopped) +
+         "</system-out>\n";
+    x += "    </testcase>\n";
+  }
+  x += "  </testsuite>\n</testsuites>\n";
   return x;
 }
 

@@ -27,10 +27,10 @@ struct failing_seed {
 };
 
 struct explore_summary {
-  /// What ran and how: scenario or program and options, strategy, cores, pct
+  /// What ran and how: the scenario (file and document), strategy, cores, pct
   /// settings, max_steps, the seed range and stop_after. Shards must agree on it.
   nlohmann::json config;
-  std::string label;  ///< "scenario=FILE" or "program=NAME"
+  std::string label;  ///< "scenario=FILE"
   std::optional<std::pair<std::uint64_t, std::uint64_t>> shard;  ///< (index, count) when sharded
   std::vector<std::uint64_t> trace_hashes;     ///< one per run, in seed order
   std::vector<std::uint64_t> schedule_hashes;  ///< one per run: its decisions hashed (schedule_hash_of)
@@ -52,6 +52,8 @@ std::string failure_reason(const std::string& kind, const std::string& message);
 int exit_code_of(const explore_summary& s);
 
 nlohmann::json to_json(const explore_summary& s);
+/// Several files' summaries: {"lockstep_explore_summaries": 1, "summaries": [each as to_json]}.
+nlohmann::json to_json(const std::vector<explore_summary>& all);
 
 /// Reads a --json file back (strictly: errors name the file and the JSON pointer).
 explore_summary read_summary(const std::string& path);
@@ -60,8 +62,10 @@ explore_summary read_summary(const std::string& path);
 /// are on the one line that starts with "wall:".
 void print_summary(std::ostream& os, const explore_summary& s);
 
-/// JUnit XML: one testcase (this scenario or program under this strategy),
+/// JUnit XML: one testcase (this scenario under this strategy),
 /// one <failure> per failing seed with its seed, reason and replay command.
 std::string junit_xml(const explore_summary& s);
+/// One test suite, one testcase per summary (per scenario file).
+std::string junit_xml(const std::vector<explore_summary>& all);
 
 }  // namespace lockstep::cli

@@ -1,4 +1,4 @@
-// The lockstep command line: run simulated programs, explore seeds, replay
+// The lockstep command line: run scenario files, explore seeds, replay
 // failure records, check determinism.
 //
 // Exit codes: tools/exit_codes.hpp (the table is in --help and the README).
@@ -15,7 +15,6 @@
 #include "tools/cli/verbs.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"
-#include "tools/programs.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
@@ -46,7 +45,7 @@ int main(int argc, char** argv) {
   app.footer(exit_code_table);
 
   run_options run_opts;
-  auto* run = app.add_subcommand("run", "run one simulated program once");
+  auto* run = app.add_subcommand("run", "run each scenario FILE once");
   add_run_flags(*run, run_opts, true);
   run->add_option("--trace", run_opts.trace_out, "write the trace (JSON Lines) here");
 
@@ -70,22 +69,51 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand("replay", "replay a failure record's decisions; compare trace hashes");
   replay->add_option("record", replay_path, "failure record (JSON)")->required();
   replay->add_option("--trace", replay_trace, "write the replayed trace (JSON Lines) here");
+  replay_continue replay_more;
+  replay->add_flag("--continue", replay_more.on,
+                   "where the recorded decisions stop fitting (a changed scenario or engine), go on under the "
+                   "random strategy with the record's seed; say where, judge the new run, record it if it fails");
+  replay->add_option("--record", replay_more.record_out,
+                     "with --continue: where a failing continued run's record goes (default: RECORD-continued.json "
+                     "next to the record)");
+
+  shrink_options shrink_opts;
+  auto* shrink = app.add_subcommand("shrink", "make a scenario record's failing case smaller (actors, steps, items, "
+                                              "keys, then preemptions) while it fails the same oracle");
+  shrink->add_option("record", shrink_opts.record, "failure record of a scenario run (JSON)")->required();
+  shrink->add_option("-o,--out", shrink_opts.out, "write the shrunk record here (default: <record>.shrunk.json)");
+  shrink->add_option("--time", shrink_opts.time_text, "wall-clock budget for the search, e.g. 60s, 5m (default 60s)");
+  shrink->add_option("--max-runs", shrink_opts.max_runs_text, "at most this many candidate runs (default 2000)");
+  add_replay_backend_flag(*replay);
 
   run_options det_opts;
   det_opts.seeds_text = "10";
   auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
   add_run_flags(*det, det_opts, false);
+  std::string det_jobs;
+  det->add_option("--jobs", det_jobs,
+                  "also run the seeds as explore does on 1 and on N threads (1 to 1024) and compare every "
+                  "outcome: trace hashes, schedules, failures and their records");
+
+  trace_options trace_opts;
+  auto* trace = app.add_subcommand("trace", "run a scenario FILE (or replay a RECORD) with the full trace and "
+                                            "write it for ui.perfetto.dev (--format perfetto) or as JSON Lines");
+  trace->add_option("input", trace_opts.input, "a scenario file or a failure record")->required();
+  trace->add_option("--format", trace_opts.format, "perfetto (Chrome trace-event JSON; the default) | jsonl");
+  trace->add_option("-o,--output", trace_opts.out, "where to write the trace")->required();
+  trace->add_option("--seed", trace_opts.run.seed_text, "a scenario's seed (decimal; default 1)");
+  trace->add_option("--strategy", trace_opts.run.strategy, "a scenario's strategy: random | pct | fifo")
+      ->check(CLI::IsMember({"random", "pct", "fifo"}));
+  trace->add_option("--cores", trace_opts.run.cores_text, "a scenario's simulated cores (default: its system.cores)");
 
   std::string demo_dir = ".";
   std::string demo_library = "scenarios";
   std::string demo_seeds = "200";
   auto* demo = app.add_subcommand(
-      "demo", "the main job: explore the scenario library and the programs, then catch and replay planted bugs");
+      "demo", "the main job: explore the scenario library, then catch and replay planted bugs");
   demo->add_option("--record-dir", demo_dir, "where the demo writes its failure records");
   demo->add_option("--library", demo_library, "the scenario library (its canaries/ holds the planted bugs)");
-  demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario, program and strategy (default 200)");
-
-  auto* list = app.add_subcommand("programs", "list the simulated programs");
+  demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario and strategy (default 200)");
 
   try {
     app.parse(argc, argv);
@@ -100,14 +128,15 @@ int main(int argc, char** argv) {
   }
   for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
     opts->record_given = sub->count("--record") > 0;
-    opts->file_given = sub->count("file") > 0;
     opts->cores_given = sub->count("--cores") > 0;
-    opts->program_given = sub->count("--program") > 0;
-    opts->options_given = sub->count("--options") > 0;
   }
   run_opts.trace_given = run->count("--trace") > 0;
   explore_opts.first_seed_given = explore->count("--first-seed") > 0;
   det_opts.first_seed_given = det->count("--first-seed") > 0;
+  replay_more.record_given = replay->count("--record") > 0;
+  trace_opts.seed_given = trace->count("--seed") > 0;
+  trace_opts.strategy_given = trace->count("--strategy") > 0;
+  trace_opts.run.cores_given = trace->count("--cores") > 0;
   explore_more.json_given = explore->count("--json") > 0;
   explore_more.junit_given = explore->count("--junit") > 0;
   merge_out.json_given = merge->count("--json") > 0;
@@ -117,13 +146,11 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(run_opts);
     if (*explore) return cmd_explore(explore_opts, explore_more);
     if (*merge) return cmd_merge(merge_inputs, merge_out);
-    if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0);
-    if (*det) return cmd_check_determinism(det_opts);
+    if (*replay) return cmd_replay(replay_path, replay_trace, replay->count("--trace") > 0, replay_more);
+    if (*det) return cmd_check_determinism(det_opts, det_jobs, det->count("--jobs") > 0);
+    if (*trace) return cmd_trace(trace_opts);
+    if (*shrink) return cmd_shrink(shrink_opts);
     if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
-    if (*list) {
-      for (const auto& [name, p] : programs()) std::cout << name << ": " << p.description << "\n";
-      return exit_held;
-    }
   } catch (const input_error& e) {
     std::cout.flush();
     std::cerr << "lockstep: " << e.what() << "\n";

@@ -1,5 +1,8 @@
 #include "tools/cli/options.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "tools/output_file.hpp"
@@ -20,6 +23,32 @@ std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::u
   if (v < min || v > max) throw input_error(expected);
   return v;
 }
+
+namespace {
+
+// A threads run has no seed, schedule, trace or record: a flag that would
+// only mean something on the simulator is refused, not silently ignored.
+void resolve_backend(run_options& o, bool with_seed) {
+  if (o.backend != "threads") {
+    if (o.time_scale_given) {
+      throw input_error("--time-scale: expected only with --backend threads (the simulator's clock is virtual), "
+                        "found --backend " + o.backend);
+    }
+    return;
+  }
+  if (!with_seed) {
+    throw input_error("--backend threads: expected only with `lockstep run` (a threads run is not reproducible: "
+                      "no seed picks its schedule, so there is nothing to explore or compare)");
+  }
+  o.time_scale = parse_u64("--time-scale", o.time_scale_text, 1, 1'000'000);
+  const std::string why = " with --backend threads (the kernel schedules real threads: no seed, strategy, "
+                          "trace or record replays a run)";
+  if (!o.sim_only_flag.empty()) throw input_error(o.sim_only_flag + ": expected no simulator-only flag" + why);
+  if (o.trace_given) throw input_error("--trace: expected no trace" + why);
+  if (o.record_given) throw input_error("--record: expected no failure record" + why);
+}
+
+}  // namespace
 
 void resolve(run_options& o, bool with_seed) {
   if (with_seed) {
@@ -54,6 +83,7 @@ void resolve(run_options& o, bool with_seed) {
   o.max_steps = parse_u64("--max-steps", o.max_steps_text, 1, UINT64_MAX);
   if (o.trace_given) check_output_path("--trace", o.trace_out);
   if (o.record_given) check_output_path("--record", o.record_out);
+  resolve_backend(o, with_seed);
 }
 
 namespace {
@@ -112,6 +142,33 @@ void resolve_explore(run_options& o, explore_options& e) {
   if (e.junit_given) check_output_path("--junit", e.junit_out);
 }
 
+std::vector<std::string> expand_files(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const std::string& g : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(g, ec)) {
+      out.push_back(g);  // a missing file is the reader's to report, with its name
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& entry : std::filesystem::directory_iterator(g, ec)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".json") in_dir.push_back(entry.path().string());
+    }
+    if (ec) throw input_error(printable(g, 200) + ": cannot list the directory: " + ec.message());
+    if (in_dir.empty()) throw input_error(printable(g, 200) + ": expected a directory holding scenario files (*.json), found none");
+    // Sorted: the directory's own order is the file system's, not the same on two machines.
+    std::sort(in_dir.begin(), in_dir.end());
+    out.insert(out.end(), in_dir.begin(), in_dir.end());
+  }
+  return out;
+}
+
+void require_one_file(const std::vector<std::string>& files, const char* flag) {
+  if (flag == nullptr || files.size() == 1) return;
+  throw input_error(std::string(flag) + ": names one output file, expected one scenario FILE with it, found " +
+                    std::to_string(files.size()) + " files");
+}
+
 void add_explore_flags(CLI::App& app, explore_options& e) {
   app.add_option("--jobs", e.jobs_text,
                  "OS threads running seeds, each with its own executor (1 to 1024; default: the machine's "
@@ -131,9 +188,10 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
 }
 
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
-  app.add_option("file", o.file, "a scenario file (JSON, scenarios/README.md); instead of --program");
-  app.add_option("--program", o.program, "simulated program (see `lockstep programs`)");
-  app.add_option("--options", o.options_json, "the program's options as a JSON object");
+  app.add_option("files", o.files,
+                 "scenario files (JSON, scenarios/README.md), each run in turn; a directory stands for its "
+                 "*.json files sorted by name")
+      ->required();
   if (with_seed) {
     app.add_option("--seed", o.seed_text, "seed of the run (decimal, 0 to 2^64-1)");
   } else {
@@ -148,11 +206,39 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
   app.add_option("--pct-depth", o.pct_depth_text, "PCT bug depth d (d-1 priority change points; 1 to 64)");
   app.add_option("--pct-steps", o.pct_steps_text,
                  "PCT: steps k the change points are drawn from (default 0: the length of a random run "
-                 "of the same program and seed, so change points land inside the run)");
+                 "of the same scenario and seed, so change points land inside the run)");
   app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
+  auto sim_only = [&o](const char* flag) {
+    return [&o, flag](const std::string&) {
+      if (o.sim_only_flag.empty()) o.sim_only_flag = flag;
+    };
+  };
+  // Marked where they are added, so the backend check knows they were given.
+  for (const char* flag : {"--strategy", "--pct-depth", "--pct-steps", "--max-steps"}) app.get_option(flag)->each(sim_only(flag));
+  if (with_seed) app.get_option("--seed")->each(sim_only("--seed"));
+  app.add_option("--backend", o.backend,
+                 "sim (default) | threads: run on the real pinned-thread backend, real clock (run only, scenario "
+                 "files only; not byte-for-byte, no replay)")
+      ->check(CLI::IsMember({"sim", "threads"}));
+  app.add_option("--time-scale", o.time_scale_text,
+                 "with --backend threads: real ns per virtual ns of the file's durations (1 to 1000000; default "
+                 "1000, a virtual ns taking a real us)")
+      ->each([&o](const std::string&) { o.time_scale_given = true; });
   app.add_option("--record", o.record_out,
-                 "where to write the failure record (default: lockstep-failure-PROGRAM-SEED.json here; for a "
-                 "scenario, results/failures/FILE-STRATEGY-SEED.json)");
+                 "where to write the failure record (default: results/failures/FILE-STRATEGY-SEED.json; "
+                 "with one FILE only)");
+}
+
+void add_replay_backend_flag(CLI::App& app) {
+  static std::string backend;  // only ever "sim": the validator refuses the rest
+  app.add_option("--backend", backend, "sim only: a record replays on the simulator")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "sim") return "";
+            return "expected sim, found '" + printable(v, max_shown_chars) +
+                   "' (a threads run is not reproducible: it has no record and no replay)";
+          },
+          "sim"));
 }
 
 }  // namespace lockstep::cli

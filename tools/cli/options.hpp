@@ -5,14 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace lockstep::cli {
 
 // Numbers are taken as text and parsed by parse_u64: CLI11 would accept "-1"
 // (wrapping it), " 1" or "0x10" for an unsigned flag.
 struct run_options {
-  std::string program = "pipeline";
-  std::string options_json = "{}";
   std::string seed_text = "1";        // run
   std::string first_seed_text = "1";  // explore, check-determinism
   std::string seeds_text = "100";
@@ -23,14 +22,19 @@ struct run_options {
   std::string max_steps_text = "10000000";
   std::string trace_out;
   std::string record_out;
-  std::string file;  // a scenario file: selects scenario mode
+  std::vector<std::string> files;  // as given: scenario files and directories (expand_files)
+  std::string file;                // the one scenario file this run or explore is of
   bool trace_given = false;
   bool record_given = false;
-  bool file_given = false;
   bool cores_given = false;
-  bool program_given = false;
-  bool options_given = false;
   bool first_seed_given = false;
+  // --backend threads (run only): the real pinned-thread backend, its clock
+  // real, each virtual ns of the file taking time_scale real ns.
+  std::string backend = "sim";
+  std::string time_scale_text = "1000";
+  bool time_scale_given = false;
+  std::string sim_only_flag;  // the first flag given that only the simulator has (--seed, --strategy...)
+  std::uint64_t time_scale = 1000;
 
   std::uint64_t seed = 1;
   std::uint64_t first_seed = 1;
@@ -38,7 +42,7 @@ struct run_options {
   std::uint64_t last_seed = 100;  // explore, check-determinism: first_seed + seeds - 1, or B of --seeds A..B
   std::uint32_t cores = 2;
   std::uint32_t pct_depth = 3;
-  std::uint64_t pct_steps = 0;  // 0: measured from a random run of the same program and seed
+  std::uint64_t pct_steps = 0;  // 0: measured from a random run of the same scenario and seed
   std::uint64_t max_steps = 10'000'000;
 };
 
@@ -74,7 +78,20 @@ void resolve_explore(run_options& o, explore_options& e);
 /// Adds --jobs, --runs, --time, --stop-after, --shard, --json, --junit.
 void add_explore_flags(CLI::App& app, explore_options& e);
 
-/// Adds FILE, --program, --options, the seed flags, --strategy, --cores, the PCT flags, --max-steps, --record.
+/// The scenario files FILE... names, in order: a directory stands for its
+/// *.json files sorted by name; throws input_error for a directory without
+/// any or one that cannot be listed.
+std::vector<std::string> expand_files(const std::vector<std::string>& given);
+
+/// Throws input_error unless `files` holds exactly one file, when `flag`
+/// (an output naming one file, like --trace) is given; nullptr: no such flag.
+void require_one_file(const std::vector<std::string>& files, const char* flag);
+
+/// Adds FILE..., the seed flags, --strategy, --cores, the PCT flags, --max-steps,
+/// --backend, --time-scale, --record.
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
+
+/// replay's --backend: sim only, and a threads one refused saying why.
+void add_replay_backend_flag(CLI::App& app);
 
 }  // namespace lockstep::cli

@@ -8,24 +8,6 @@
 
 namespace lockstep::cli {
 
-prepared prepare(const std::string& name, const nlohmann::json& given, const option_source& where) {
-  const auto& all = programs();
-  auto it = all.find(name);
-  if (it == all.end()) {
-    std::string names;
-    for (const auto& [n, p] : all) names += (names.empty() ? "" : ", ") + n;
-    throw input_error(where.program + ": unknown program '" + printable(name, max_shown_chars) +
-                      "'; expected one of " + names);
-  }
-  json_reader reader(where.options_file, given, where.options_prefix);
-  if (!given.is_object()) reader.fail("", "a JSON object of program options, found " + shown(given));
-  return {&it->second, it->second.normalise(reader), nullptr, name};
-}
-
-prepared prepare(const std::string& name, const std::string& options_json) {
-  return prepare(name, parse_strict(options_json, "--options"), option_source{});
-}
-
 prepared prepare_scenario(scenario::scenario s) {
   prepared p;
   p.name = s.source;
@@ -33,18 +15,19 @@ prepared prepare_scenario(scenario::scenario s) {
   return p;
 }
 
-/// What the flags select: a scenario FILE (whose system.cores is the default
-/// for --cores), or --program with --options. Run-time rules are checked here.
 prepared prepare(run_options& o) {
-  if (!o.file_given) return prepare(o.program, o.options_json);
-  if (o.program_given || o.options_given) {
-    throw input_error(std::string(o.program_given ? "--program" : "--options") +
-                      ": expected either a scenario FILE or --program/--options, found both");
-  }
   scenario::scenario s = scenario::read_scenario_file(o.file);
   if (!o.cores_given) o.cores = s.cores;
   scenario::check_run_settings(s, o.strategy, o.cores);
   return prepare_scenario(std::move(s));
+}
+
+void check_every_file(const run_options& o, const std::vector<std::string>& files) {
+  for (const std::string& f : files) {
+    run_options one = o;
+    one.file = f;
+    (void)prepare(one);
+  }
 }
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {
@@ -60,14 +43,13 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 }
 
 sim::run_result run_once(const prepared& p, const sim::run_config& c) {
-  if (p.scen) return sim::run(c, [&](sim::runtime& rt) { scenario::run_scenario(rt, *p.scen); });
-  return sim::run(c, [&](sim::runtime& rt) { p.prog->run(rt, p.options); });
+  return sim::run(c, [&](sim::runtime& rt) { scenario::run_scenario(rt, *p.scen); });
 }
 
 // PCT draws its d-1 change points from [1, k]; a k far beyond the run's
 // length leaves them all past its end, and PCT degenerates to fixed
 // priorities. Unless given, k is the step count of a random run of the same
-// program and seed: deterministic, and the right order of magnitude.
+// scenario and seed: deterministic, and the right order of magnitude.
 sim::run_config with_pct_steps(const prepared& p, sim::run_config c) {
   if (c.strategy != "pct" || c.options.pct_steps != 0) return c;
   sim::run_config probe = c;
@@ -80,15 +62,10 @@ sim::run_config with_pct_steps(const prepared& p, sim::run_config c) {
 }
 
 prepared prepare_record(const failure_record& rec) {
-  if (rec.is_scenario()) {
-    scenario::scenario s = scenario::read_scenario(rec.scenario, rec.path, "/scenario");
-    scenario::check_run_settings(s, rec.config.strategy, rec.config.cores, "/scenario");
-    s.source = rec.scenario_file;  // reruns and summaries name the file it came from
-    return prepare_scenario(std::move(s));
-  }
-  option_source where;
-  if (!rec.path.empty()) where = {rec.path + ": /program", rec.path, "/options"};
-  return prepare(rec.program, rec.options, where);
+  scenario::scenario s = scenario::read_scenario(rec.scenario, rec.path, "/scenario");
+  scenario::check_run_settings(s, rec.config.strategy, rec.config.cores, "/scenario");
+  s.source = rec.scenario_file;  // reruns and summaries name the file it came from
+  return prepare_scenario(std::move(s));
 }
 
 sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) {

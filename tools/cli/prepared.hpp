@@ -1,46 +1,38 @@
-// tools/cli/prepared.hpp — what a run runs (a built-in program with its
-// options, or a scenario), how a run is configured, and the one place a
+// tools/cli/prepared.hpp — what a run runs (a scenario), how a run is configured, and the one place a
 // prepared target is run.
 #pragma once
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/runtime.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/failure_record.hpp"
-#include "tools/programs.hpp"
 #include "tools/scenario/scenario.hpp"
 
 namespace lockstep::cli {
 
-/// What a run runs: a built-in program with its options, or a scenario.
+/// What a run runs: a scenario, read and checked.
 struct prepared {
-  const program* prog = nullptr;
-  nlohmann::json options;
   std::shared_ptr<const scenario::scenario> scen;
-  std::string name;  // the program's name, or the scenario's file
+  std::string name;  // the scenario's file
 };
 
-// `where` names the source in errors: the CLI flags, or a record file.
-struct option_source {
-  std::string program = "--program";
-  std::string options_file = "--options";
-  std::string options_prefix;  // the options' JSON pointer inside that file
-};
-
-prepared prepare(const std::string& name, const nlohmann::json& given, const option_source& where);
-prepared prepare(const std::string& name, const std::string& options_json);
 prepared prepare_scenario(scenario::scenario s);
 
-/// What the flags select: a scenario FILE (whose system.cores is the default
-/// for --cores), or --program with --options. Run-time rules are checked here.
+/// The scenario FILE the flags name (o.file; its system.cores is the default
+/// for --cores). Run-time rules are checked here.
 prepared prepare(run_options& o);
+
+/// Reads and checks every file before the first runs, so bad input in any
+/// of them is one line and exit 2 before any output.
+void check_every_file(const run_options& o, const std::vector<std::string>& files);
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace);
 
-/// Runs the program or scenario once under `c`.
+/// Runs the scenario once under `c`.
 sim::run_result run_once(const prepared& p, const sim::run_config& c);
 
 /// What "distinct schedules" counts: the run's decisions (every pick and draw
@@ -60,11 +52,11 @@ inline std::uint64_t schedule_hash_of(const sim::run_result& r) {
 /// `c` with PCT's k measured by a random run when it is 0 (see the definition).
 sim::run_config with_pct_steps(const prepared& p, sim::run_config c);
 
-/// What a record ran: its program and options, or the scenario it embeds
-/// (checked like a file, errors naming the record and /scenario/...).
+/// What a record ran: the scenario it embeds (checked like a file, errors
+/// naming the record and /scenario/...).
 prepared prepare_record(const failure_record& rec);
 
-// Runs a record's program or scenario again, following its recorded decisions.
+// Runs a record's scenario again, following its recorded decisions.
 sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace);
 
 /// Whether a replay reproduced the recorded failure: it failed, not by

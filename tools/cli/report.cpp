@@ -36,8 +36,7 @@ std::string shell_quote(const std::string& s) {
 /// The one command that reruns this configuration (a seed's run is
 /// deterministic, so it reproduces a failure or a crash).
 std::string rerun_command(const prepared& p, const sim::run_config& c) {
-  std::string cmd = p.scen ? invoked_as_ + " run " + shell_quote(p.name)
-                           : invoked_as_ + " run --program " + p.name + " --options " + shell_quote(p.options.dump());
+  std::string cmd = invoked_as_ + " run " + shell_quote(p.name);
   cmd += " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
          std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps);
   if (c.strategy == "pct") {
@@ -49,7 +48,7 @@ std::string rerun_command(const prepared& p, const sim::run_config& c) {
 }
 
 std::string run_summary(const prepared& p, const sim::run_config& c) {
-  return (p.scen ? "scenario=" : "program=") + p.name + " seed=" + std::to_string(c.seed) +
+  return "scenario=" + p.name + " seed=" + std::to_string(c.seed) +
          " strategy=" + c.strategy + " cores=" + std::to_string(c.cores);
 }
 
@@ -77,19 +76,14 @@ std::string replay_command(const std::string& record_path) {
 int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path,
                    written_record* out) {
   std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
-  failure_record rec{p.scen ? "" : p.name, p.options, c, r, "", nlohmann::json(), ""};
-  if (p.scen) {
-    rec.scenario = p.scen->document;
-    rec.scenario_file = p.name;
-  }
-  if (path.empty() && p.scen) {
+  failure_record rec{c, r, "", p.scen->document, p.name};
+  if (path.empty()) {
     // Scenario failures collect under results/failures/, named after the file.
     path = "results/failures/" + std::filesystem::path(p.name).stem().string() + "-" + c.strategy + "-" +
            std::to_string(c.seed) + ".json";
     std::error_code ignored;  // a directory that cannot be made fails the write below, which says so
     std::filesystem::create_directories("results/failures", ignored);
   }
-  if (path.empty()) path = "lockstep-failure-" + p.name + "-" + std::to_string(c.seed) + ".json";
   try {
     write_failure_record(path, rec);
     std::cout << "failure record: " << path << "\n"

@@ -12,8 +12,35 @@ namespace lockstep::cli {
 int cmd_run(run_options o);
 int cmd_explore(run_options o, explore_options e);
 int cmd_merge(const std::vector<std::string>& inputs, const explore_options& out);
-int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given);
-int cmd_check_determinism(run_options o);
+/// replay --continue and where it writes a continued run that fails.
+struct replay_continue {
+  bool on = false;
+  std::string record_out;
+  bool record_given = false;
+};
+int cmd_replay(const std::string& path, const std::string& trace_out, bool trace_given,
+               const replay_continue& more = {});
+int cmd_check_determinism(run_options o, const std::string& jobs_text = "", bool jobs_given = false);
+
+/// lockstep trace: its input (a scenario file or a record), format and output.
+struct trace_options {
+  std::string input;
+  std::string format = "perfetto";
+  std::string out;
+  run_options run;  // seed, strategy, cores for a scenario file (as text)
+  bool seed_given = false;
+  bool strategy_given = false;
+};
+int cmd_trace(trace_options t);
+
+/// shrink's flags, as text (checked by cmd_shrink).
+struct shrink_options {
+  std::string record;
+  std::string out;  // empty: next to the record, <name>.shrunk.json
+  std::string time_text = "60s";
+  std::string max_runs_text = "2000";
+};
+int cmd_shrink(const shrink_options& o);
 int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text);
 
 struct explore_summary;
@@ -22,5 +49,9 @@ struct explore_summary;
 int finish_summary(const explore_summary& s, bool outputs_written);
 /// Writes --json and --junit; a failed write is one line on stderr and false.
 bool write_outputs(const explore_options& e, const explore_summary& s);
+/// The same for several files' summaries: one file's as above; several in one
+/// JSON document ({"lockstep_explore_summaries": 1, "summaries": [...]}) and
+/// one JUnit test suite with a testcase each.
+bool write_outputs(const explore_options& e, const std::vector<explore_summary>& all);
 
 }  // namespace lockstep::cli

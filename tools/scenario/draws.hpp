@@ -5,18 +5,19 @@
 
 #include <cstdint>
 
-#include "sim/runtime.hpp"
 #include "tools/scenario/scenario.hpp"
 
 namespace lockstep::scenario {
 
 /// A fixed value costs no draw: a file that fixes everything draws nothing,
 /// and its runs differ only by schedule.
-inline std::uint64_t draw(sim::runtime& rt, const duration& d) {
+template <class Rt>
+std::uint64_t draw(Rt& rt, const duration& d) {
   return d.lo == d.hi ? d.lo : d.lo + rt.random() % (d.hi - d.lo + 1);
 }
 
-inline std::uint64_t draw(sim::runtime& rt, const key_spec& k) {
+template <class Rt>
+std::uint64_t draw(Rt& rt, const key_spec& k) {
   return k.random_below != 0 ? rt.random() % k.random_below : k.value;
 }
 

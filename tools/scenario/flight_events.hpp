@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/runtime.hpp"
+#include "tools/scenario/event_log.hpp"
 
 namespace lockstep::scenario {
 
@@ -69,44 +70,28 @@ constexpr std::string_view name_of(flight_answer a) {
   return "?";
 }
 
-/// Appends events and writes them to the run's trace (fixed field order).
-class flight_event_log {
- public:
-  explicit flight_event_log(sim::runtime& rt) : rt_(rt) {}
-
-  /// Never suspends nor throws on a full log: the table's observer calls it under the table lock.
-  void record(flight_event e) {
-    if (!open_) return;
-    e.t = rt_.now();
-    auto& line = rt_.note(name_of(e.kind)).field_u("n", events_.size()).field_u("key", e.key).field_u("flight", e.flight);
-    switch (e.kind) {
-      case flight_event_kind::joined:
-        line.field_u("waiter", e.waiter).field("leader", e.leader ? "yes" : "no").field_u("called_at", e.called_at);
-        break;
-      case flight_event_kind::answered:
-        line.field_u("waiter", e.waiter).field("answer", name_of(e.answer));
-        if (e.answer != flight_answer::abandoned) line.field_u("value", e.value);
-        break;
-      case flight_event_kind::left:
-        line.field_u("waiter", e.waiter);
-        break;
-      default:
-        break;
-    }
-    line.end();
-    events_.push_back(e);
+/// The event's fields after "n" in its trace line (fixed order).
+inline void write_fields(sim::trace& line, const flight_event& e) {
+  line.field_u("key", e.key).field_u("flight", e.flight);
+  switch (e.kind) {
+    case flight_event_kind::joined:
+      line.field_u("waiter", e.waiter).field("leader", e.leader ? "yes" : "no").field_u("called_at", e.called_at);
+      break;
+    case flight_event_kind::answered:
+      line.field_u("waiter", e.waiter).field("answer", name_of(e.answer));
+      if (e.answer != flight_answer::abandoned) line.field_u("value", e.value);
+      break;
+    case flight_event_kind::left:
+      line.field_u("waiter", e.waiter);
+      break;
+    default:
+      break;
   }
+}
 
-  /// After this, nothing is recorded: what the executor's teardown does to
-  /// leftover fibers is not the scenario's.
-  void close() { open_ = false; }
-  [[nodiscard]] std::uint64_t size() const { return events_.size(); }
-  [[nodiscard]] const std::vector<flight_event>& events() const { return events_; }
-
- private:
-  sim::runtime& rt_;
-  std::vector<flight_event> events_;
-  bool open_ = true;
-};
+/// Appends events; in the sim, writes each to the run's trace (event_log.hpp).
+/// Never suspends nor throws on a full log: the table's observer calls it under the table lock.
+template <class Rt>
+using flight_event_log = event_log<Rt, flight_event>;
 
 }  // namespace lockstep::scenario

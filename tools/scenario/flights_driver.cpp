@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -10,15 +11,13 @@
 #include <vector>
 
 #include "engine/single_flight.hpp"
-#include "tools/models/probation_model.hpp"
+#include "tools/scenario/flight_canaries.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/flight_events.hpp"
 #include "tools/scenario/flight_oracles.hpp"
 
 namespace lockstep::scenario {
 namespace {
-
-using sim::runtime;
 
 /// What a flight hands its waiters.
 struct outcome {
@@ -28,38 +27,77 @@ struct outcome {
 };
 
 using key_type = std::uint64_t;
-using real_flight = single_flight<runtime, key_type, outcome>;
-template <models::probation::bug B>
-using broken = models::probation::broken_flight<runtime, key_type, outcome, B>;
+template <class Rt>
+using real_flight = single_flight<Rt, key_type, outcome>;
+template <class Rt, models::probation::bug B>
+using broken = models::probation::broken_flight<Rt, key_type, outcome, B>;
 
 struct worker_panic : std::runtime_error {
   worker_panic() : std::runtime_error("deliberate worker panic (behaviour.worker.outcomes)") {}
 };
 
-/// What the actors, waiters and workers share. Plain fields: the simulator
-/// runs every fiber on one OS thread.
+/// What the actors, waiters and workers share: counts atomic on threads
+/// (event_log.hpp), and `tasks` guarded by `mu` (a no-op in the sim).
+template <class Rt>
 struct shared_state {
-  explicit shared_state(runtime& rt) : log(rt) {}
-  flight_event_log log;
-  std::uint64_t workers = 0;  // workers started so far, for nth_call rules
-  std::uint64_t waiters = 0;  // waiters started so far: their run-wide numbers
-  std::size_t live = 0;       // waiter and worker fibers not yet ended
-  std::vector<runtime::task> tasks;
+  explicit shared_state(Rt& rt) : log(rt) {}
+  flight_event_log<Rt> log;
+  counter<Rt> workers{0};             // workers started so far, for nth_call rules
+  counter<Rt> waiters{0};             // waiters started so far: their run-wide numbers
+  counter<Rt, std::size_t> live{0};   // waiter and worker fibers not yet ended
+  state_lock<Rt> mu;
+  std::vector<typename Rt::task> tasks;
+
+  void keep(typename Rt::task t) {
+    const std::lock_guard hold(mu);
+    tasks.push_back(std::move(t));
+  }
 };
 
 /// Closes the log however drive ends: what teardown does is not the scenario's.
+template <class Rt>
 struct log_closer {
-  shared_state& st;
+  shared_state<Rt>& st;
   ~log_closer() { st.log.close(); }
 };
 
-/// Counts a fiber as live for as long as its body runs, however it ends.
+/// Counts a fiber as live for as long as its body runs, however it ends (in
+/// the sim; on threads live_token counts it).
+template <class Rt>
 struct live_guard {
-  shared_state& st;
-  explicit live_guard(shared_state& s) : st(s) { ++st.live; }
-  ~live_guard() { --st.live; }
+  shared_state<Rt>& st;
+  explicit live_guard(shared_state<Rt>& s) : st(s) {
+    if constexpr (is_sim<Rt>) ++st.live;
+  }
+  ~live_guard() {
+    if constexpr (is_sim<Rt>) --st.live;
+  }
   live_guard(const live_guard&) = delete;
   live_guard& operator=(const live_guard&) = delete;
+};
+
+/// On threads, counts a fiber as live from before its spawn until its body's
+/// captures are destroyed, whether the body ran or was dropped unrun (a waiter
+/// cancelled before it started): counted only from when its body starts, a
+/// fiber spawned on another core and not yet running would let the liveness
+/// phase see nothing live and end early. In the sim it counts nothing, so the
+/// main fiber reads the same counts at the same points as it always has.
+template <class Rt>
+struct live_token {
+  std::shared_ptr<shared_state<Rt>> st;
+  explicit live_token(const std::shared_ptr<shared_state<Rt>>& s) {
+    if constexpr (!is_sim<Rt>) {
+      st = s;
+      ++st->live;
+    }
+  }
+  live_token(live_token&& o) noexcept : st(std::move(o.st)) {}
+  live_token(const live_token&) = delete;
+  live_token& operator=(const live_token&) = delete;
+  live_token& operator=(live_token&&) = delete;
+  ~live_token() {
+    if (st) --st->live;
+  }
 };
 
 flight_event about(flight_event_kind kind, key_type key, std::uint64_t flight) {
@@ -72,7 +110,8 @@ flight_event about(flight_event_kind kind, key_type key, std::uint64_t flight) {
 
 // The first rule that matches wins; a percent rule draws only when reached,
 // so the draws a run makes depend on the schedule and the seed alone.
-const worker_rule* decide(runtime& rt, const worker_behaviour& b, key_type key, std::uint64_t call) {
+template <class Rt>
+const worker_rule* decide(Rt& rt, const worker_behaviour& b, key_type key, std::uint64_t call) {
   for (const worker_rule& r : b.outcomes) {
     bool match = false;
     switch (r.on) {
@@ -85,13 +124,13 @@ const worker_rule* decide(runtime& rt, const worker_behaviour& b, key_type key, 
   return nullptr;
 }
 
-template <class Flight>
-void start_worker(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+template <class Rt, class Flight>
+void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
                   std::shared_ptr<typename Flight::slot> work, std::uint32_t core) {
   // Made before the spawn and moved in: a worker dropped before it ever ran still answers.
   typename Flight::resolution res(f, key, work, outcome{flight_answer::abandoned, 0}, "key " + std::to_string(key));
-  st->tasks.push_back(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res)]() mutable {
-    const live_guard live(*st);
+  st->keep(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res), tok = live_token<Rt>(st)]() mutable {
+    const live_guard<Rt> live(*st);
     const std::uint64_t id = work->id();
     bool answered = false;
     {
@@ -130,10 +169,10 @@ void start_worker(runtime& rt, const scenario& s, const std::shared_ptr<shared_s
   }));
 }
 
-template <class Flight>
-void waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+template <class Rt, class Flight>
+void waiter_body(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
                  std::uint64_t number, std::uint32_t core) {
-  const live_guard live(*st);
+  const live_guard<Rt> live(*st);
   std::optional<std::uint64_t> flight;
   try {
     const std::uint64_t called_at = st->log.size();
@@ -144,7 +183,7 @@ void waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<shared_st
     e.leader = j.leader;
     e.called_at = called_at;
     st->log.record(e);
-    if (j.leader) start_worker<Flight>(rt, s, st, f, key, j.work, core);
+    if (j.leader) start_worker<Rt, Flight>(rt, s, st, f, key, j.work, core);
     // A scheduling point between the join and the subscription: the worker
     // may answer before this waiter subscribes (the late subscriber race).
     rt.yield_now();
@@ -164,10 +203,11 @@ void waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<shared_st
   }
 }
 
-template <class Flight>
-void drive(runtime& rt, const scenario& s) {
-  auto st = std::make_shared<shared_state>(rt);
-  const log_closer closer{*st};
+template <class Rt, class Flight>
+void drive(Rt& rt, const scenario& s) {
+  using runtime = Rt;
+  auto st = std::make_shared<shared_state<Rt>>(rt);
+  const log_closer<Rt> closer{*st};
   Flight f(rt, [st](const key_type& key, std::uint64_t id, lockstep::flight_event e) {
     // Only the two transitions made under the table lock that nothing outside
     // can see when they happen; everything else is observed from outside.
@@ -175,7 +215,7 @@ void drive(runtime& rt, const scenario& s) {
     if (e == lockstep::flight_event::retired) st->log.record(about(flight_event_kind::retired, key, id));
   });
 
-  std::vector<runtime::task> actors;
+  std::vector<typename runtime::task> actors;
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
     const std::uint32_t core = s.actors[a].core;
     actors.push_back(rt.spawn_on(core, "actor." + s.actors[a].name, [&, a, core] {
@@ -188,14 +228,14 @@ void drive(runtime& rt, const scenario& s) {
         for (std::uint64_t i = 0; i < stp.count; ++i) {
           const key_type key = draw(rt, stp.key);
           const std::uint64_t number = ++st->waiters;
-          runtime::task w = rt.spawn_on(core, "waiter." + std::to_string(number),
-                                        [&rt, &s, st, &f, key, number, core] {
-                                          waiter_body<Flight>(rt, s, st, f, key, number, core);
-                                        });
-          st->tasks.push_back(w);
+          typename runtime::task w = rt.spawn_on(core, "waiter." + std::to_string(number),
+                                                 [&rt, &s, st, &f, key, number, core, tok = live_token<Rt>(st)] {
+                                                   waiter_body<Rt, Flight>(rt, s, st, f, key, number, core);
+                                                 });
+          st->keep(w);
           if (stp.leave_after_ns) {
             const auto after = static_cast<std::int64_t>(*stp.leave_after_ns);
-            st->tasks.push_back(rt.spawn_on(core, "leaver." + std::to_string(number), [&rt, w, after]() mutable {
+            st->keep(rt.spawn_on(core, "leaver." + std::to_string(number), [&rt, w, after]() mutable {
               rt.sleep_for(after);
               w.cancel();  // a no-op once the waiter has its answer
             }));
@@ -217,10 +257,11 @@ void drive(runtime& rt, const scenario& s) {
   flight_oracle_settings os;
   os.enabled = s.oracles;
   os.end_of_run = true;  // the budget is spent either way: a waiter still parked is hung
-  if (const auto v = check_flight_log(st->log.events(), os)) sim::check(false, v->oracle, v->message);
-  sim::check_liveness(settled, "liveness",
+  if (const auto v = check_flight_log(st->log.events(), os)) check(rt, false, v->oracle, v->message);
+  check_liveness(rt, settled, "liveness",
                       std::to_string(st->live) + " waiter or worker fibers still running " +
                           std::to_string(s.liveness_ns) + "ns after the workload");
+  // Every fiber has ended (settled), so nothing adds to `tasks` any more.
   for (std::size_t i = 0; i < st->tasks.size(); ++i) st->tasks[i].join();
 
   if (s.expect) {
@@ -235,9 +276,9 @@ void drive(runtime& rt, const scenario& s) {
                               : std::string(name_of(e.answer)) + ":" + std::to_string(e.value));
       }
     }
-    auto expect = [](const char* what, const std::optional<std::uint64_t>& want, std::uint64_t got) {
+    auto expect = [&rt](const char* what, const std::optional<std::uint64_t>& want, std::uint64_t got) {
       if (want) {
-        sim::check(*want == got, "expect",
+        check(rt, *want == got, "expect",
                    std::string(what) + ": expected " + std::to_string(*want) + ", got " + std::to_string(got));
       }
     };
@@ -256,23 +297,27 @@ void drive(runtime& rt, const scenario& s) {
         for (const auto& a : v) out += (out.empty() ? "" : " ") + a;
         return "[" + out + "]";
       };
-      sim::check(*x.answers == answers, "expect", "answers: expected " + show(*x.answers) + ", got " + show(answers));
+      check(rt, *x.answers == answers, "expect", "answers: expected " + show(*x.answers) + ", got " + show(answers));
     }
   }
 }
 
 }  // namespace
 
-void run_flights_scenario(runtime& rt, const scenario& s) {
+template <class Rt>
+void run_flights_scenario(Rt& rt, const scenario& s) {
   using models::probation::bug;
   switch (s.single_flight->canary) {
-    case flight_canary::none: drive<real_flight>(rt, s); break;
-    case flight_canary::send_skips_without_subscribers: drive<broken<bug::send_skips_without_subscribers>>(rt, s); break;
-    case flight_canary::decrement_outside_lock: drive<broken<bug::decrement_outside_lock>>(rt, s); break;
-    case flight_canary::removal_without_identity_check: drive<broken<bug::removal_without_identity_check>>(rt, s); break;
-    case flight_canary::keep_retired_slot: drive<broken<bug::keep_retired_slot>>(rt, s); break;
-    case flight_canary::abandon_after_answer: drive<broken<bug::abandon_after_answer>>(rt, s); break;
+    case flight_canary::none: drive<Rt, real_flight<Rt>>(rt, s); break;
+    case flight_canary::send_skips_without_subscribers: drive<Rt, broken<Rt, bug::send_skips_without_subscribers>>(rt, s); break;
+    case flight_canary::decrement_outside_lock: drive<Rt, broken<Rt, bug::decrement_outside_lock>>(rt, s); break;
+    case flight_canary::removal_without_identity_check: drive<Rt, broken<Rt, bug::removal_without_identity_check>>(rt, s); break;
+    case flight_canary::keep_retired_slot: drive<Rt, broken<Rt, bug::keep_retired_slot>>(rt, s); break;
+    case flight_canary::abandon_after_answer: drive<Rt, broken<Rt, bug::abandon_after_answer>>(rt, s); break;
   }
 }
+
+template void run_flights_scenario<sim::runtime>(sim::runtime&, const scenario&);
+template void run_flights_scenario<threads::runtime>(threads::runtime&, const scenario&);
 
 }  // namespace lockstep::scenario

@@ -1,7 +1,7 @@
 // tools/scenario/flights_driver.hpp — runs a single-flight scenario as the
-// main fiber of a simulated run: builds the real single_flight table
+// main fiber of a run (simulated or on threads): builds the real single_flight table
 // (engine/single_flight.hpp), or one of its canaries
-// (tools/models/probation_model.hpp's broken_flight) when the scenario plants
+// (tools/scenario/flight_canaries.hpp's broken_flight) when the scenario plants
 // one. Each join step starts waiter fibers on its actor's core; a waiter that
 // leads starts the worker, which does what behaviour.worker says; a waiter
 // with leave_after_ns is cancelled that long after it starts (it drops its
@@ -11,6 +11,7 @@
 // called, so the oracles stand alone.
 #pragma once
 
+#include "engine/threads/runtime.hpp"
 #include "sim/runtime.hpp"
 #include "tools/scenario/scenario.hpp"
 
@@ -18,6 +19,9 @@ namespace lockstep::scenario {
 
 /// The scenario must hold single_flight, and its actors' cores must be below
 /// rt.cores() (scenario_reader.hpp: read_scenario and check_run_settings).
-void run_flights_scenario(sim::runtime& rt, const scenario& s);
+template <class Rt>
+void run_flights_scenario(Rt& rt, const scenario& s);
+extern template void run_flights_scenario<sim::runtime>(sim::runtime&, const scenario&);
+extern template void run_flights_scenario<threads::runtime>(threads::runtime&, const scenario&);
 
 }  // namespace lockstep::scenario

@@ -3,7 +3,7 @@
 // lane_observer hooks, the consumer's calls). Each event is kept in memory
 // for the oracles (lane_oracles.hpp) and written as one trace line, so it is
 // part of the trace hash and of --trace output. Nothing here reads engine
-// internals: the same log could be recorded on a threads backend.
+// internals: on the threads backend the same events go to its log.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/runtime.hpp"
+#include "tools/scenario/event_log.hpp"
 
 namespace lockstep::scenario {
 
@@ -52,52 +53,34 @@ constexpr std::string_view name_of(lane_event_kind k) {
   return "lanes.?";
 }
 
-/// Appends events and writes them to the run's trace (fixed field order).
-class lane_event_log {
- public:
-  explicit lane_event_log(sim::runtime& rt) : rt_(rt) {}
-
-  void record(lane_event e) {
-    if (!open_) return;
-    e.t = rt_.now();
-    auto& line = rt_.note(name_of(e.kind)).field_u("n", events_.size());
-    if (e.key != unknown_key) line.field_u("key", e.key);
-    switch (e.kind) {
-      case lane_event_kind::routed:
-      case lane_event_kind::refused:
-        line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq).field_u("depth", e.depth);
-        break;
-      case lane_event_kind::unrouted:
-        line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq);
-        break;
-      case lane_event_kind::handle_begin:
-        line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq).field_u("lane", e.lane);
-        break;
-      case lane_event_kind::handled:
-        line.field_u("item", e.item).field_u("lane", e.lane);
-        break;
-      case lane_event_kind::lane_closed:
-        line.field_u("lane", e.lane);
-        break;
-      case lane_event_kind::lane_created:
-      case lane_event_kind::router_dropped:
-        break;
-    }
-    line.end();
-    events_.push_back(e);
+/// The event's fields after "n" in its trace line (fixed order).
+inline void write_fields(sim::trace& line, const lane_event& e) {
+  if (e.key != unknown_key) line.field_u("key", e.key);
+  switch (e.kind) {
+    case lane_event_kind::routed:
+    case lane_event_kind::refused:
+      line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq).field_u("depth", e.depth);
+      break;
+    case lane_event_kind::unrouted:
+      line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq);
+      break;
+    case lane_event_kind::handle_begin:
+      line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq).field_u("lane", e.lane);
+      break;
+    case lane_event_kind::handled:
+      line.field_u("item", e.item).field_u("lane", e.lane);
+      break;
+    case lane_event_kind::lane_closed:
+      line.field_u("lane", e.lane);
+      break;
+    case lane_event_kind::lane_created:
+    case lane_event_kind::router_dropped:
+      break;
   }
+}
 
-  /// After this, nothing is recorded: the run's main fiber has ended and what
-  /// the executor's teardown does to leftover fibers is not the scenario's.
-  void close() { open_ = false; }
-  [[nodiscard]] bool is_open() const { return open_; }
-
-  [[nodiscard]] const std::vector<lane_event>& events() const { return events_; }
-
- private:
-  sim::runtime& rt_;
-  std::vector<lane_event> events_;
-  bool open_ = true;
-};
+/// Appends events; in the sim, writes each to the run's trace (event_log.hpp).
+template <class Rt>
+using lane_event_log = event_log<Rt, lane_event>;
 
 }  // namespace lockstep::scenario

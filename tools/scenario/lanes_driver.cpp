@@ -4,13 +4,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/lanes.hpp"
-#include "tools/models/velo_model.hpp"
+#include "tools/scenario/lane_canaries.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/lane_events.hpp"
 #include "tools/scenario/lane_oracles.hpp"
@@ -18,30 +20,37 @@
 namespace lockstep::scenario {
 namespace {
 
-using sim::runtime;
 using item = models::velo::item;  // key, producer (the actor's index), seq, id
 
-/// What the actors, the consumer and the observer share. Plain fields: the
-/// simulator runs every fiber on one OS thread.
+/// What the actors, the consumer and the observer share. The maps and the
+/// item ids are guarded by `mu` (a no-op in the sim, event_log.hpp), never
+/// across an await point; the counts are read by the main fiber.
+template <class Rt>
 struct shared_state {
-  explicit shared_state(runtime& rt) : log(rt) {}
-  lane_event_log log;
-  std::map<sim::fiber_id, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
-  std::map<sim::fiber_id, std::uint64_t> lane_key;  // lane fiber -> the key of its items
-  std::uint64_t admitted = 0, handled = 0, created = 0, closed = 0;
+  explicit shared_state(Rt& rt) : log(rt) {}
+  lane_event_log<Rt> log;
+  state_lock<Rt> mu;
+  std::map<std::uint64_t, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
+  std::map<std::uint64_t, std::uint64_t> lane_key;  // lane fiber -> the key of its items
+  std::uint64_t next_id = 0;                        // run-wide item ids, in route order
+  counter<Rt> admitted{0}, handled{0}, created{0}, closed{0};
 };
 
+template <class Rt>
 class observer final : public lane_observer {
  public:
-  observer(runtime& rt, std::shared_ptr<shared_state> st) : rt_(rt), st_(std::move(st)) {}
+  observer(Rt& rt, std::shared_ptr<shared_state<Rt>> st) : rt_(rt), st_(std::move(st)) {}
 
   // Called inside route() under the map lock, on the routing fiber.
   void lane_created() override {
     ++st_->created;
     if (!st_->log.is_open()) return;  // teardown: there may be no current fiber to ask
-    const auto it = st_->routing.find(rt_.exec().current().id);
     lane_event e{lane_event_kind::lane_created};
-    if (it != st_->routing.end()) e.key = it->second;
+    {
+      const std::lock_guard hold(st_->mu);
+      const auto it = st_->routing.find(current_fiber(rt_));
+      if (it != st_->routing.end()) e.key = it->second;
+    }
     st_->log.record(e);
   }
 
@@ -51,9 +60,12 @@ class observer final : public lane_observer {
     if (!st_->log.is_open()) return;
     try {
       lane_event e{lane_event_kind::lane_closed};
-      e.lane = rt_.exec().current().id;
-      const auto it = st_->lane_key.find(static_cast<sim::fiber_id>(e.lane));
-      if (it != st_->lane_key.end()) e.key = it->second;
+      e.lane = current_fiber(rt_);
+      {
+        const std::lock_guard hold(st_->mu);
+        const auto it = st_->lane_key.find(e.lane);
+        if (it != st_->lane_key.end()) e.key = it->second;
+      }
       st_->log.record(e);
     } catch (...) {
       // Only allocation can fail here; losing one trace line beats terminate().
@@ -61,31 +73,36 @@ class observer final : public lane_observer {
   }
 
  private:
-  runtime& rt_;
-  std::shared_ptr<shared_state> st_;
+  Rt& rt_;
+  std::shared_ptr<shared_state<Rt>> st_;
 };
 
 /// Closes the log however drive() ends: what teardown does is not the scenario's.
+template <class Rt>
 struct log_closer {
-  shared_state& st;
+  shared_state<Rt>& st;
   ~log_closer() { st.log.close(); }
 };
 
-template <class Router>
-void drive(runtime& rt, const scenario& s) {
+template <class Rt, class Router>
+void drive(Rt& rt, const scenario& s) {
+  using runtime = Rt;
   const lanes_system& sys = *s.lanes;
-  auto st = std::make_shared<shared_state>(rt);
-  const log_closer closer{*st};
+  auto st = std::make_shared<shared_state<Rt>>(rt);
+  const log_closer<Rt> closer{*st};
 
   lane_router_config<std::uint64_t> cfg;
   cfg.idle_ttl_ns = sys.idle_ttl_ns;
-  cfg.observer = std::make_shared<observer>(rt, st);
+  cfg.observer = std::make_shared<observer<Rt>>(rt, st);
   if (sys.place_by_key) cfg.place = [](const std::uint64_t& key) { return static_cast<std::uint32_t>(key); };
 
   const duration consume = s.consumer_duration;
   auto consumer = [&rt, st, consume](item it) {
-    const sim::fiber_id lane = rt.exec().current().id;
-    st->lane_key.try_emplace(lane, it.key);
+    const std::uint64_t lane = current_fiber(rt);
+    {
+      const std::lock_guard hold(st->mu);
+      st->lane_key.try_emplace(lane, it.key);
+    }
     st->log.record({lane_event_kind::handle_begin, 0, it.key, it.id, it.producer, it.seq, lane, 0});
     const std::uint64_t ns = draw(rt, consume);
     if (ns > 0) {
@@ -99,21 +116,26 @@ void drive(runtime& rt, const scenario& s) {
   // The scenario's handle on the router. A route step holds its own copy for
   // the call, so a drop_router by another actor never frees the router under
   // a route in progress: it goes when the last call returns (a dropped Arc).
+  // On threads, the handle itself is shared between actors: copied and reset under st->mu.
   std::shared_ptr<Router> router = std::make_shared<Router>(rt, consumer, cfg);
   bool dropped = false;
   auto drop = [&] {
-    if (dropped) return;
-    dropped = true;
-    router.reset();
+    std::shared_ptr<Router> last;  // freed outside the lock: the router's destructor may block
+    {
+      const std::lock_guard hold(st->mu);
+      if (dropped) return;
+      dropped = true;
+      last = std::move(router);
+    }
+    last.reset();
     st->log.record({lane_event_kind::router_dropped});
   };
 
-  std::uint64_t next_id = 0;
-  std::vector<runtime::task> actors;
+  std::vector<typename runtime::task> actors;
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
     const actor& act = s.actors[a];
     actors.push_back(rt.spawn_on(act.core, "actor." + act.name, [&, a] {
-      const sim::fiber_id me = rt.exec().current().id;
+      const std::uint64_t me = current_fiber(rt);
       std::uint64_t seq = 0;
       for (const step& stp : s.actors[a].steps) {
         switch (stp.what) {
@@ -131,15 +153,26 @@ void drive(runtime& rt, const scenario& s) {
           case step::kind::route:
             for (std::uint64_t i = 0; i < stp.count; ++i) {
               const std::uint64_t key = draw(rt, stp.key);
-              const item it{key, a, seq++, next_id++};
+              std::shared_ptr<Router> handle;
+              std::uint64_t id = 0;
+              {
+                const std::lock_guard hold(st->mu);
+                id = st->next_id++;
+                handle = router;
+                if (handle) st->routing[me] = key;
+              }
+              const item it{key, a, seq++, id};
               lane_event e{lane_event_kind::unrouted, 0, key, it.id, a, it.seq, 0, 0};
-              if (std::shared_ptr<Router> handle = router) {
-                st->routing[me] = key;
+              if (handle) {
                 const route_result<item> r = handle->route(key, it, sys.capacity);
-                st->routing.erase(me);
+                {
+                  const std::lock_guard hold(st->mu);
+                  st->routing.erase(me);
+                }
                 e.kind = r.ok() ? lane_event_kind::routed : lane_event_kind::refused;
                 e.depth = r.depth;
                 if (r.ok()) ++st->admitted;
+                handle.reset();
               }
               st->log.record(e);
               if (i + 1 < stp.count && stp.gap_ns > 0) rt.sleep_for(static_cast<std::int64_t>(stp.gap_ns));
@@ -158,7 +191,11 @@ void drive(runtime& rt, const scenario& s) {
     while (!done() && rt.now() < deadline) rt.sleep_for(std::min(quantum, deadline - rt.now()));
     return done();
   };
-  const bool must_close = dropped || sys.idle_ttl_ns.has_value();
+  bool must_close = sys.idle_ttl_ns.has_value();
+  {
+    const std::lock_guard hold(st->mu);
+    must_close = must_close || dropped;
+  }
   const bool settled =
       settle([&] { return st->admitted == st->handled && (!must_close || st->created == st->closed); });
   const std::uint64_t open_before_drop = st->created - st->closed;
@@ -169,18 +206,18 @@ void drive(runtime& rt, const scenario& s) {
   os.capacity = sys.capacity;
   os.enabled = s.oracles;
   if (const auto v = check_lane_log(st->log.events(), os)) {
-    if (v->oracle == "liveness") sim::check_liveness(false, v->oracle, v->message);
-    sim::check(false, v->oracle, v->message);
+    if (v->oracle == "liveness") check_liveness(rt, false, v->oracle, v->message);
+    check(rt, false, v->oracle, v->message);
   }
-  sim::check_liveness(settled || !must_close, "liveness",
+  check_liveness(rt, settled || !must_close, "liveness",
              std::to_string(open_before_drop) + " lanes still open " + std::to_string(s.liveness_ns) +
                  "ns after the workload, with idle_ttl_ns set or the router dropped");
 
   if (s.expect) {
     std::uint64_t refused = 0;
     for (const auto& e : st->log.events()) refused += e.kind == lane_event_kind::refused ? 1 : 0;
-    auto expect = [](const char* what, const std::optional<std::uint64_t>& want, std::uint64_t got) {
-      if (want) sim::check(*want == got, "expect", std::string(what) + ": expected " + std::to_string(*want) +
+    auto expect = [&rt](const char* what, const std::optional<std::uint64_t>& want, std::uint64_t got) {
+      if (want) check(rt, *want == got, "expect", std::string(what) + ": expected " + std::to_string(*want) +
                                                          ", got " + std::to_string(got));
     };
     expect("handled", s.expect->handled, st->handled);
@@ -192,21 +229,33 @@ void drive(runtime& rt, const scenario& s) {
 
 }  // namespace
 
-void run_lanes_scenario(runtime& rt, const scenario& s) {
-  switch (s.lanes->canary) {
-    case lanes_canary::none:
-      drive<lane_router<runtime, std::uint64_t, item>>(rt, s);
-      break;
-    case lanes_canary::send_after_unlock:
-      drive<models::velo::canary_router<item, true, false>>(rt, s);
-      break;
-    case lanes_canary::decrement_at_dequeue:
-      drive<models::velo::canary_router<item, false, true>>(rt, s);
-      break;
-    case lanes_canary::replace_lane_on_route:
-      drive<models::velo::canary_router<item, false, false, true>>(rt, s);
-      break;
+template <class Rt>
+void run_lanes_scenario(Rt& rt, const scenario& s) {
+  if (s.lanes->canary == lanes_canary::none) {
+    drive<Rt, lane_router<Rt, std::uint64_t, item>>(rt, s);
+    return;
+  }
+  // The canaries are models written for the simulator (tools/models/velo_model.hpp).
+  if constexpr (is_sim<Rt>) {
+    switch (s.lanes->canary) {
+      case lanes_canary::none:
+        break;
+      case lanes_canary::send_after_unlock:
+        drive<Rt, models::velo::canary_router<item, true, false>>(rt, s);
+        break;
+      case lanes_canary::decrement_at_dequeue:
+        drive<Rt, models::velo::canary_router<item, false, true>>(rt, s);
+        break;
+      case lanes_canary::replace_lane_on_route:
+        drive<Rt, models::velo::canary_router<item, false, false, true>>(rt, s);
+        break;
+    }
+  } else {
+    throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
   }
 }
+
+template void run_lanes_scenario<sim::runtime>(sim::runtime&, const scenario&);
+template void run_lanes_scenario<threads::runtime>(threads::runtime&, const scenario&);
 
 }  // namespace lockstep::scenario

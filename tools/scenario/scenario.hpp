@@ -44,7 +44,7 @@ struct actor {
   std::vector<step> steps;
 };
 
-/// A planted bug in the lane router (tools/models/velo_model.hpp's canary_router).
+/// A planted bug in the lane router (tools/scenario/lane_canaries.hpp's canary_router).
 enum class lanes_canary : std::uint8_t { none, send_after_unlock, decrement_at_dequeue, replace_lane_on_route };
 
 struct lanes_system {
@@ -83,7 +83,7 @@ struct shards_system {
   shards_canary canary = shards_canary::none;
 };
 
-/// A planted bug in the single-flight table (tools/models/probation_model.hpp's broken_flight).
+/// A planted bug in the single-flight table (tools/scenario/flight_canaries.hpp's broken_flight).
 enum class flight_canary : std::uint8_t {
   none,
   send_skips_without_subscribers,
@@ -124,7 +124,9 @@ enum class state_model : std::uint8_t {
   drop,        ///< drop(): every dispatch reloads
 };
 
-enum class outcome_kind : std::uint8_t { ok, error_clean, error_in_doubt, panic };
+/// crash_*: the process itself dies (a null store, abort(), a stack overflow),
+/// not a failed run: a test of the harness's crash report, never a user's fault model.
+enum class outcome_kind : std::uint8_t { ok, error_clean, error_in_doubt, panic, crash_segv, crash_abort, crash_overflow };
 
 /// One rule of behaviour.processor.outcomes; the first that matches a call wins.
 struct outcome_rule {
@@ -180,7 +182,7 @@ inline const std::vector<std::string>& lane_oracle_names() {
 inline const std::vector<std::string>& shard_oracle_names() {
   static const std::vector<std::string> names = {"conservation", "state",       "per_key_order",
                                                  "one_in_flight", "class_budget", "pending_cap",
-                                                 "fairness",      "request_ids"};
+                                                 "fairness",      "request_ids",  "deadlines"};
   return names;
 }
 

@@ -68,6 +68,9 @@ outcome_kind outcome_of(const std::string& name) {
   if (name == "error_clean") return outcome_kind::error_clean;
   if (name == "error_in_doubt") return outcome_kind::error_in_doubt;
   if (name == "panic") return outcome_kind::panic;
+  if (name == "crash_segv") return outcome_kind::crash_segv;
+  if (name == "crash_abort") return outcome_kind::crash_abort;
+  if (name == "crash_overflow") return outcome_kind::crash_overflow;
   return outcome_kind::ok;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/runtime.hpp"
+#include "tools/scenario/event_log.hpp"
 
 namespace lockstep::scenario {
 
@@ -54,6 +55,11 @@ struct shard_event {
   std::uint8_t detail = 0;    ///< completed: shard_disposition; handed_back: hand_back_reason
   bool has_value = false;
   std::uint64_t value = 0;
+  // Identity fields not written to the trace line (the trace format predates
+  // them, and the step that made the item fixes them): when the actor called
+  // submit() or try_submit(), and the item's time to live.
+  std::int64_t sent_ns = 0;
+  std::optional<std::int64_t> ttl_ns;
 };
 
 constexpr std::string_view name_of(shard_event_kind k) {
@@ -90,65 +96,47 @@ constexpr bool is_item_event(shard_event_kind k) {
          k == shard_event_kind::expired || k == shard_event_kind::coalesced;
 }
 
-/// Appends events and writes them to the run's trace (fixed field order).
-class shard_event_log {
- public:
-  explicit shard_event_log(sim::runtime& rt) : rt_(rt) {}
-
-  void record(shard_event e) {
-    if (!open_) return;
-    e.t = rt_.now();
-    auto& line = rt_.note(name_of(e.kind)).field_u("n", events_.size());
-    if (is_item_event(e.kind)) {
-      line.field_u("item", e.item).field_u("key", e.key).field_u("shard", e.shard).field_u("cls", e.cls);
-      line.field_u("actor", e.actor).field_u("seq", e.seq);
-      if (e.request_id) line.field_u("id", *e.request_id);
-    }
-    switch (e.kind) {
-      case shard_event_kind::submitted:
-        line.field("via", e.via_try ? "try_submit" : "submit");
-        break;
-      case shard_event_kind::handed_back:
-        line.field("via", e.via_try ? "try_submit" : "submit")
-            .field("why", e.detail == static_cast<std::uint8_t>(hand_back_reason::full) ? "full" : "closed")
-            .field_u("returned", e.value);
-        break;
-      case shard_event_kind::dispatched:
-        if (e.has_value) line.field_u("state", e.value);
-        break;
-      case shard_event_kind::completed:
-        line.field("disposition", name_of(static_cast<shard_disposition>(e.detail)));
-        if (e.has_value) line.field_u("state", e.value);
-        break;
-      case shard_event_kind::flushed:
-        line.field_u("key", e.key).field_u("shard", e.shard).field_u("value", e.value);
-        break;
-      case shard_event_kind::flush_done:
-        line.field_u("key", e.key).field_u("shard", e.shard);
-        break;
-      case shard_event_kind::shard_exited:
-        line.field_u("shard", e.shard);
-        break;
-      case shard_event_kind::expired:
-      case shard_event_kind::coalesced:
-      case shard_event_kind::shutdown:
-        break;
-    }
-    line.end();
-    events_.push_back(e);
+/// The event's fields after "n" in its trace line (fixed order).
+inline void write_fields(sim::trace& line, const shard_event& e) {
+  if (is_item_event(e.kind)) {
+    line.field_u("item", e.item).field_u("key", e.key).field_u("shard", e.shard).field_u("cls", e.cls);
+    line.field_u("actor", e.actor).field_u("seq", e.seq);
+    if (e.request_id) line.field_u("id", *e.request_id);
   }
+  switch (e.kind) {
+    case shard_event_kind::submitted:
+      line.field("via", e.via_try ? "try_submit" : "submit");
+      break;
+    case shard_event_kind::handed_back:
+      line.field("via", e.via_try ? "try_submit" : "submit")
+          .field("why", e.detail == static_cast<std::uint8_t>(hand_back_reason::full) ? "full" : "closed")
+          .field_u("returned", e.value);
+      break;
+    case shard_event_kind::dispatched:
+      if (e.has_value) line.field_u("state", e.value);
+      break;
+    case shard_event_kind::completed:
+      line.field("disposition", name_of(static_cast<shard_disposition>(e.detail)));
+      if (e.has_value) line.field_u("state", e.value);
+      break;
+    case shard_event_kind::flushed:
+      line.field_u("key", e.key).field_u("shard", e.shard).field_u("value", e.value);
+      break;
+    case shard_event_kind::flush_done:
+      line.field_u("key", e.key).field_u("shard", e.shard);
+      break;
+    case shard_event_kind::shard_exited:
+      line.field_u("shard", e.shard);
+      break;
+    case shard_event_kind::expired:
+    case shard_event_kind::coalesced:
+    case shard_event_kind::shutdown:
+      break;
+  }
+}
 
-  /// After this, nothing is recorded: what the executor's teardown does to
-  /// leftover fibers is not the scenario's.
-  void close() { open_ = false; }
-  [[nodiscard]] bool is_open() const { return open_; }
-
-  [[nodiscard]] const std::vector<shard_event>& events() const { return events_; }
-
- private:
-  sim::runtime& rt_;
-  std::vector<shard_event> events_;
-  bool open_ = true;
-};
+/// Appends events; in the sim, writes each to the run's trace (event_log.hpp).
+template <class Rt>
+using shard_event_log = event_log<Rt, shard_event>;
 
 }  // namespace lockstep::scenario

@@ -191,6 +191,10 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
                                      str(busy) + " items in process(), max_inflight " + str(s.max_inflight[e.cls]));
         }
         in_order(last_dispatched, e, n, "dispatched");
+        if (e.ttl_ns && e.t - e.sent_ns >= *e.ttl_ns) {
+          report("deadlines", where(e, n) + ": item " + str(e.item) + " dispatched " + std::to_string(e.t - e.sent_ns) +
+                                  "ns after submit(), past its time to live of " + std::to_string(*e.ttl_ns) + "ns");
+        }
         // Fairness, for classes whose budget of 1 makes the log exact enough.
         served(e.key);
         if (e.cls < s.max_inflight.size() && s.max_inflight[e.cls] == 1) {
@@ -233,6 +237,12 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         leave(e, n, "expired");
         if (submitted.count(e.item) != 0) release(e);
         in_order(last_expired, e, n, "expired");
+        if (!e.ttl_ns) {
+          report("deadlines", where(e, n) + ": item " + str(e.item) + " expired, but it has no time to live");
+        } else if (e.t - e.sent_ns < *e.ttl_ns) {
+          report("deadlines", where(e, n) + ": item " + str(e.item) + " expired " + std::to_string(e.t - e.sent_ns) +
+                                  "ns after submit(), before its time to live of " + std::to_string(*e.ttl_ns) + "ns");
+        }
         break;
       case K::coalesced: {
         leave(e, n, "was coalesced");

@@ -26,6 +26,11 @@
 //                  passed over while another key of its class on its shard
 //                  is dispatched 3 times (see the .cpp for when a key is
 //                  certainly ready; checked for classes of budget 1 only);
+//   deadlines      nothing is dispatched once its time to live has passed
+//                  since the actor called submit(), and nothing expires
+//                  before it (nor without a time to live): the router stamps
+//                  the deadline at or after that call, so an expiry is never
+//                  early by this clock, and a dispatch at or past it is late;
 //   request_ids    a coalesced item has a request id, coalescing is on, and a
 //                  live item of the same (key, id) exists — one not itself
 //                  coalesced and not expired before (an expiry releases the id).

@@ -1,11 +1,14 @@
 #include "tools/scenario/shards_driver.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -18,8 +21,6 @@
 namespace lockstep::scenario {
 namespace {
 
-using sim::runtime;
-
 /// One unit of work; its identity travels with it so every event names it.
 struct shard_item {
   using key_type = std::uint64_t;
@@ -31,6 +32,7 @@ struct shard_item {
   std::optional<std::uint64_t> id;
   std::uint64_t actor = 0;
   std::uint64_t seq = 0;  // index among its actor's items
+  std::int64_t sent_ns = 0;  // when the actor called submit(): the deadline is no earlier than sent_ns + ttl
 
   key_type key() const { return k; }
   class_id cls() const { return c; }
@@ -43,18 +45,45 @@ struct fault {
   lockstep::fallout fallout() const { return how; }
 };
 
-/// What the actors, the processors and the shard fibers share. Plain fields:
-/// the simulator runs every fiber on one OS thread.
+// A real crash of the process (behaviour outcomes crash_*), to test that the
+// harness still reports the seed, the reason and the rerun command.
+// Deep enough to run off any fiber stack into its guard page; the bound only
+// keeps the compiler from calling it infinite recursion.
+[[gnu::noinline]] std::uint64_t descend(std::uint64_t depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  if (depth == UINT64_MAX) return 0;
+  return descend(depth + 1) + static_cast<std::uint64_t>(frame[0]);
+}
+
+// no_sanitize: UBSan would stop at the null store first, and gcc's UBSan
+// runtime does not run ASan's death callback (the crash report), while a real
+// SIGSEGV goes through ASan's handler, which does.
+[[noreturn]] __attribute__((no_sanitize("undefined"))) void crash(outcome_kind how) {
+  if (how == outcome_kind::crash_abort) std::abort();
+  if (how == outcome_kind::crash_overflow) (void)descend(0);
+  // Both volatile: the compiler may neither assume the pointer is null nor
+  // drop the store before abort(), so the kernel answers it with SIGSEGV.
+  volatile int* volatile nowhere = nullptr;
+  *nowhere = 1;
+  std::abort();  // not reached
+}
+
+/// What the actors, the processors and the shard fibers share; on threads
+/// the counts are atomic (event_log.hpp), in the sim plain.
+template <class Rt>
 struct shared_state {
-  explicit shared_state(runtime& rt) : log(rt) {}
-  shard_event_log log;
-  std::uint64_t calls = 0;  // process() calls so far, for nth_call rules
-  std::size_t exited = 0;   // shard fibers whose run() returned
+  explicit shared_state(Rt& rt) : log(rt) {}
+  shard_event_log<Rt> log;
+  counter<Rt> calls{0};                // process() calls so far, for nth_call rules
+  counter<Rt, std::size_t> exited{0};  // shard fibers whose run() returned
+  counter<Rt> next_uid{0};             // run-wide item ids, from 1
 };
 
 /// Closes the log however drive ends: what teardown does is not the scenario's.
+template <class Rt>
 struct log_closer {
-  shared_state& st;
+  shared_state<Rt>& st;
   ~log_closer() { st.log.close(); }
 };
 
@@ -68,16 +97,19 @@ shard_event about(shard_event_kind kind, const shard_item& it, std::uint64_t sha
   e.shard = shard;
   e.cls = it.c;
   e.request_id = it.id;
+  e.sent_ns = it.sent_ns;
+  e.ttl_ns = it.ttl;
   return e;
 }
 
 /// Does what behaviour.processor says, and logs each call.
-struct processor {
+template <class Rt>
+struct scenario_processor {
   using work_type = shard_item;
   using state_type = std::uint64_t;
   using error_type = fault;
-  runtime* rt;
-  std::shared_ptr<shared_state> st;
+  Rt* rt;
+  std::shared_ptr<shared_state<Rt>> st;
   const processor_behaviour* behaviour;
   std::uint64_t shard;
 
@@ -109,6 +141,10 @@ struct processor {
       case outcome_kind::panic:
         finish(shard_disposition::panic);
         throw std::runtime_error("deliberate processor panic (behaviour.processor.outcomes)");
+      case outcome_kind::crash_segv:
+      case outcome_kind::crash_abort:
+      case outcome_kind::crash_overflow:
+        crash(outcome);
       case outcome_kind::ok:
         break;
     }
@@ -157,10 +193,8 @@ struct processor {
   void on_expired(const std::uint64_t&, shard_item it) { st->log.record(about(shard_event_kind::expired, it, shard)); }
 };
 
-static_assert(Processor<processor>);
-
-using router_t = router<runtime, shard_item>;
-using shard_t = shard<runtime, processor>;
+static_assert(Processor<scenario_processor<sim::runtime>>);
+static_assert(Processor<scenario_processor<threads::runtime>>);
 
 shard_config config_of(const shards_system& sys) {
   shard_config cfg = shard_config::with_budgets(sys.max_inflight);
@@ -185,7 +219,8 @@ shard_config config_of(const shards_system& sys) {
   return cfg;
 }
 
-void check_expectations(const scenario& s, const std::vector<shard_event>& log,
+template <class Rt>
+void check_expectations(Rt& rt, const scenario& s, const std::vector<shard_event>& log,
                         const std::vector<shard_stats_snapshot>& stats) {
   const expectations& x = *s.expect;
   std::vector<processed_entry> processed;
@@ -214,11 +249,11 @@ void check_expectations(const scenario& s, const std::vector<shard_event>& log,
     return "[" + out + "]";
   };
   if (x.processed) {
-    sim::check(*x.processed == processed, "expect",
+    check(rt, *x.processed == processed, "expect",
                "processed: expected " + show_processed(*x.processed) + ", got " + show_processed(processed));
   }
   if (x.flushed) {
-    sim::check(*x.flushed == flushed, "expect",
+    check(rt, *x.flushed == flushed, "expect",
                "flushed: expected " + show_flushed(*x.flushed) + ", got " + show_flushed(flushed));
   }
   shard_counters sum;
@@ -233,9 +268,9 @@ void check_expectations(const scenario& s, const std::vector<shard_event>& log,
     sum.expired += c.expired;
     sum.evicted += c.evicted;
   }
-  auto expect = [](const char* what, const std::optional<std::uint64_t>& want, std::uint64_t got) {
+  auto expect = [&rt](const char* what, const std::optional<std::uint64_t>& want, std::uint64_t got) {
     if (want) {
-      sim::check(*want == got, "expect",
+      check(rt, *want == got, "expect",
                  std::string(what) + ": expected " + std::to_string(*want) + ", got " + std::to_string(got));
     }
   };
@@ -252,16 +287,21 @@ void check_expectations(const scenario& s, const std::vector<shard_event>& log,
 
 }  // namespace
 
-void run_shards_scenario(runtime& rt, const scenario& s) {
+template <class Rt>
+void run_shards_scenario(Rt& rt, const scenario& s) {
+  using runtime = Rt;
+  using processor = scenario_processor<Rt>;
+  using router_t = router<runtime, shard_item>;
+  using shard_t = shard<runtime, processor>;
   const shards_system& sys = *s.shards;
-  auto st = std::make_shared<shared_state>(rt);
-  const log_closer closer{*st};
+  auto st = std::make_shared<shared_state<Rt>>(rt);
+  const log_closer<Rt> closer{*st};
   const shard_config cfg = config_of(sys);
 
   // The shards, as launch_shards builds them, but each fiber logs its exit so
   // the liveness phase can wait for it with a budget instead of a join.
-  std::vector<router_t::sender> senders;
-  std::vector<runtime::task> shard_tasks;
+  std::vector<typename router_t::sender> senders;
+  std::vector<typename runtime::task> shard_tasks;
   std::vector<std::shared_ptr<shard_stats<runtime>>> stats;
   for (std::size_t i = 0; i < sys.count; ++i) {
     auto channel = shard_t::mailbox::bounded(rt, sys.mailbox_capacity);
@@ -286,18 +326,23 @@ void run_shards_scenario(runtime& rt, const scenario& s) {
   auto handle = std::make_shared<router_t>(rt, std::move(senders));
   router_t closed = *handle;
   closed.close();
+  state_lock<Rt> handle_mu;  // on threads, actors copy and reset `handle` concurrently
   bool dropped = false;
   auto drop = [&] {
-    if (dropped) return;
-    dropped = true;
-    handle.reset();
+    std::shared_ptr<router_t> last;  // released outside the lock: it may be the router's last handle
+    {
+      const std::lock_guard hold(handle_mu);
+      if (dropped) return;
+      dropped = true;
+      last = std::move(handle);
+    }
+    last.reset();
     shard_event e;
     e.kind = shard_event_kind::shutdown;
     st->log.record(e);
   };
 
-  std::uint64_t next_uid = 0;
-  std::vector<runtime::task> actors;
+  std::vector<typename runtime::task> actors;
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
     actors.push_back(rt.spawn_on(s.actors[a].core, "actor." + s.actors[a].name, [&, a] {
       std::uint64_t seq = 0;
@@ -314,7 +359,7 @@ void run_shards_scenario(runtime& rt, const scenario& s) {
             const bool via_try = stp.what == step::kind::try_submit;
             for (std::uint64_t i = 0; i < stp.count; ++i) {
               shard_item it;
-              it.uid = ++next_uid;
+              it.uid = ++st->next_uid;
               it.k = draw(rt, stp.key);
               it.c = stp.cls;
               it.ttl = stp.ttl_ns;
@@ -324,9 +369,14 @@ void run_shards_scenario(runtime& rt, const scenario& s) {
               }
               it.actor = a;
               it.seq = seq++;
-              const std::shared_ptr<router_t> h = handle;
+              std::shared_ptr<router_t> h;
+              {
+                const std::lock_guard hold(handle_mu);
+                h = handle;
+              }
               router_t& route = h ? *h : closed;
               const std::uint64_t shard = route.shard_of(it.k);
+              it.sent_ns = st->log.now();  // the log's clock: the deadlines oracle compares it with event times
               const shard_item copy = it;
               send_outcome<shard_item> out = via_try ? route.try_submit(std::move(it)) : route.submit(std::move(it));
               shard_event e = about(out.ok() ? shard_event_kind::submitted : shard_event_kind::handed_back, copy, shard);
@@ -365,9 +415,15 @@ void run_shards_scenario(runtime& rt, const scenario& s) {
   os.mailbox_capacity = sys.mailbox_capacity;
   os.coalesce_duplicates = sys.coalesce_duplicates;
   os.enabled = s.oracles;
+  if constexpr (std::is_same_v<Rt, threads::runtime>) {
+    // On a real clock the engine's deadline check and the processor's call
+    // (or the expiry's report) are two instants apart: a dispatch just in
+    // time would read as late. The simulator's clock stands still between them.
+    std::erase(os.enabled, std::string("deadlines"));
+  }
   os.end_of_run = settled;
-  if (const auto v = check_shard_log(st->log.events(), os)) sim::check(false, v->oracle, v->message);
-  sim::check_liveness(settled, "liveness",
+  if (const auto v = check_shard_log(st->log.events(), os)) check(rt, false, v->oracle, v->message);
+  check_liveness(rt, settled, "liveness",
                       std::to_string(sys.count - st->exited) + " of " + std::to_string(sys.count) +
                           " shards still running " + std::to_string(s.liveness_ns) +
                           "ns after the workload and the router's drop (queued work or flushes left)");
@@ -376,8 +432,11 @@ void run_shards_scenario(runtime& rt, const scenario& s) {
   if (s.expect) {
     std::vector<shard_stats_snapshot> snaps;
     for (auto& stat : stats) snaps.push_back(stat->read());
-    check_expectations(s, st->log.events(), snaps);
+    check_expectations(rt, s, st->log.events(), snaps);
   }
 }
+
+template void run_shards_scenario<sim::runtime>(sim::runtime&, const scenario&);
+template void run_shards_scenario<threads::runtime>(threads::runtime&, const scenario&);
 
 }  // namespace lockstep::scenario

@@ -1,5 +1,5 @@
 // tools/scenario/shards_driver.hpp — runs a shard-scheduler scenario as the
-// main fiber of a simulated run: starts system.shards.count real shard
+// main fiber of a run (simulated or on threads): starts system.shards.count real shard
 // reactors (engine/shard.hpp), shard i on core i % cores, behind the real
 // router (engine/router.hpp), with a processor that does what
 // behaviour.processor says and logs every call (shard_events.hpp); a
@@ -11,6 +11,7 @@
 // oracles stand alone and a run means the same in every build type.
 #pragma once
 
+#include "engine/threads/runtime.hpp"
 #include "sim/runtime.hpp"
 #include "tools/scenario/scenario.hpp"
 
@@ -18,6 +19,9 @@ namespace lockstep::scenario {
 
 /// The scenario must hold shards, and its actors' cores must be below
 /// rt.cores() (scenario_reader.hpp: read_scenario and check_run_settings).
-void run_shards_scenario(sim::runtime& rt, const scenario& s);
+template <class Rt>
+void run_shards_scenario(Rt& rt, const scenario& s);
+extern template void run_shards_scenario<sim::runtime>(sim::runtime&, const scenario&);
+extern template void run_shards_scenario<threads::runtime>(threads::runtime&, const scenario&);
 
 }  // namespace lockstep::scenario

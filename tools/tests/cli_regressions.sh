@@ -25,77 +25,93 @@ deep() {  # n open brackets, then n closing ones
   printf '%*s' "$1" '' | tr ' ' ']'
 }
 
-# --- --options: numbers, nesting, duplicates, pointers -------------------------
-expect options_float_overflow 2 "lockstep: --options: /items: expected a finite number, found 1e309" -- \
-  "$L" run --options '{"items":1e309}'
-expect options_negative_overflow 2 "--options: /items: expected a finite number, found -1e400" -- \
-  "$L" run --options '{"items":-1e400}'
-expect options_integer_past_u64 2 \
-  "--options: /items: expected an integer from -9223372036854775808 to 18446744073709551615, found 18446744073709551616" -- \
-  "$L" run --options '{"items":18446744073709551616}'
-expect options_integer_below_i64 2 "--options: /items: expected an integer from -9223372036854775808" -- \
-  "$L" run --options '{"items":-9223372036854775809}'
-expect options_nested_65000 2 "--options: /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected at most 64 levels of nesting, found deeper nesting" -- \
-  "$L" run --options "$(deep 65000)"
-expect options_nested_65 2 "expected at most 64 levels of nesting" -- "$L" run --options "$(deep 65)"
-expect options_nested_64_is_json 2 "--options: /: expected a JSON object of program options, found [[[[" -- \
-  "$L" run --options "$(deep 64)"
-expect options_nested_in_object 2 '--options: /a/b/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected at most 64 levels' -- \
-  "$L" run --options "{\"a\":{\"b\":$(deep 63)}}"
-expect options_duplicate_key 2 "--options: /items: expected each key at most once in an object, found a duplicate key" -- \
-  "$L" run --options '{"items":1,"items":2}'
-expect options_pointer_escaped 2 "--options: /a~1b~0c: expected one of producers, items, capacity, canary, fault (unknown option)" -- \
-  "$L" run --options '{"a/b~c":1}'
-expect options_duplicate_pointer_escaped 2 "--options: /x/~0~1: expected each key at most once" -- \
-  "$L" run --options '{"x":{"~/":1,"~/":2}}'
-expect options_syntax 2 "--options: byte 13: syntax error while parsing object" -- \
-  "$L" run --options '{"items":1.5'
-expect options_empty 2 "--options: byte 1: syntax error" -- "$L" run --options ''
-expect options_long_value_truncated 2 "found \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa..." -- \
-  "$L" run --options "{\"canary\":\"$(printf '%*s' 5000 '' | tr ' ' a)\"}"
-expect options_newline_in_key 2 '--options: /a\x0ab: expected one of' -- "$L" run --options '{"a\nb":1}'
-expect options_not_object 2 "--options: /: expected a JSON object of program options, found 3" -- \
-  "$L" run --options '3'
-expect options_out_of_range 2 "--options: /producers: expected an integer from 1 to 64, found 0" -- \
-  "$L" run --options '{"producers":0}'
-expect options_fault_unknown 2 '--options: /fault: expected one of "none", "segv", "abort", "overflow", found "boom"' -- \
-  "$L" run --options '{"fault":"boom"}'
-expect options_unknown_program 2 "--program: unknown program 'nope'" -- "$L" run --program nope
+# Every run below is of a scenario file: H holds, C plants a bug that fails at
+# every seed tried here (the final flush skipped), X crashes the process.
+S=$(cd "$here/../../scenarios" && pwd)
+H=$S/program_velo.json
+C=$S/canaries/shards_skip_final_flush.json
+X=$S/harness/crash_segv.json
+
+# --- a scenario file read strictly: numbers, nesting, duplicates, pointers -------
+# bad_file NAME CONTENT: the file NAME.json holds CONTENT.
+bad_file() { printf '%s' "$2" >"$1.json"; }
+bad_file f_float '{"items":1e309}'
+expect file_float_overflow 2 "lockstep: f_float.json: /items: expected a finite number, found 1e309" -- "$L" run f_float.json
+bad_file f_negative '{"items":-1e400}'
+expect file_negative_overflow 2 "f_negative.json: /items: expected a finite number, found -1e400" -- "$L" run f_negative.json
+bad_file f_past_u64 '{"items":18446744073709551616}'
+expect file_integer_past_u64 2 \
+  "f_past_u64.json: /items: expected an integer from -9223372036854775808 to 18446744073709551615, found 18446744073709551616" -- \
+  "$L" run f_past_u64.json
+bad_file f_below_i64 '{"items":-9223372036854775809}'
+expect file_integer_below_i64 2 "f_below_i64.json: /items: expected an integer from -9223372036854775808" -- "$L" run f_below_i64.json
+deep 65000 >f_nested_65000.json
+expect file_nested_65000 2 "f_nested_65000.json: /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected at most 64 levels of nesting, found deeper nesting" -- \
+  "$L" run f_nested_65000.json
+deep 65 >f_nested_65.json
+expect file_nested_65 2 "expected at most 64 levels of nesting" -- "$L" run f_nested_65.json
+deep 64 >f_nested_64.json
+expect file_nested_64_is_json 2 "f_nested_64.json: /: expected a lockstep scenario (format version 1)" -- "$L" run f_nested_64.json
+bad_file f_nested_in_object "{\"a\":{\"b\":$(deep 63)}}"
+expect file_nested_in_object 2 'f_nested_in_object.json: /a/b/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected at most 64 levels' -- \
+  "$L" run f_nested_in_object.json
+bad_file f_dup '{"items":1,"items":2}'
+expect file_duplicate_key 2 "f_dup.json: /items: expected each key at most once in an object, found a duplicate key" -- "$L" run f_dup.json
+bad_file f_escaped '{"a/b~c":1}'
+expect file_pointer_escaped 2 "f_escaped.json: /a~1b~0c: expected one of about, behaviour, expect, liveness_ns, lockstep, oracles, system, workload (unknown field)" -- \
+  "$L" run f_escaped.json
+bad_file f_dup_escaped '{"x":{"~/":1,"~/":2}}'
+expect file_duplicate_pointer_escaped 2 "f_dup_escaped.json: /x/~0~1: expected each key at most once" -- "$L" run f_dup_escaped.json
+bad_file f_syntax '{"items":1.5'
+expect file_syntax 2 "f_syntax.json: byte 13: syntax error while parsing object" -- "$L" run f_syntax.json
+bad_file f_empty ''
+expect file_empty 2 "f_empty.json: byte 1: syntax error" -- "$L" run f_empty.json
+bad_file f_long "{\"about\":\"$(printf '%*s' 5000 '' | tr ' ' a)\"}"
+expect file_long_value_truncated 2 "found \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa..." -- "$L" run f_long.json
+bad_file f_newline '{"a\nb":1}'
+expect file_newline_in_key 2 'f_newline.json: /a\x0ab: expected one of' -- "$L" run f_newline.json
+bad_file f_not_object '3'
+expect file_not_object 2 "f_not_object.json: /: expected a lockstep scenario (format version 1): system, behaviour, workload, oracles, liveness_ns, expect, found 3" -- \
+  "$L" run f_not_object.json
+expect file_missing_argument 2 "lockstep: files is required (see --help)" -- "$L" run
+expect program_flag_retired 2 "lockstep: The following argument was not expected: --program (see --help)" -- \
+  "$L" run "$H" --program velo
+expect programs_verb_retired 2 "lockstep: A subcommand is required (see --help)" -- "$L" programs
 
 # --- seeds and numeric flags ------------------------------------------------
 u64="expected a decimal integer from 0 to 18446744073709551615"
-expect seed_negative 2 "--seed: $u64, found '-1'" -- "$L" run --seed -1
-expect seed_past_u64 2 "--seed: $u64, found '18446744073709551616'" -- "$L" run --seed 18446744073709551616
-expect seed_empty 2 "--seed: $u64, found ''" -- "$L" run --seed ''
-expect seed_plus 2 "--seed: $u64, found '+1'" -- "$L" run --seed +1
-expect seed_space 2 "--seed: $u64, found ' 1'" -- "$L" run --seed ' 1'
-expect seed_hex 2 "--seed: $u64, found '0x10'" -- "$L" run --seed 0x10
-expect seed_max_runs 0 "seed=18446744073709551615 " -- "$L" run --seed 18446744073709551615
+expect seed_negative 2 "--seed: $u64, found '-1'" -- "$L" run "$H" --seed -1
+expect seed_past_u64 2 "--seed: $u64, found '18446744073709551616'" -- "$L" run "$H" --seed 18446744073709551616
+expect seed_empty 2 "--seed: $u64, found ''" -- "$L" run "$H" --seed ''
+expect seed_plus 2 "--seed: $u64, found '+1'" -- "$L" run "$H" --seed +1
+expect seed_space 2 "--seed: $u64, found ' 1'" -- "$L" run "$H" --seed ' 1'
+expect seed_hex 2 "--seed: $u64, found '0x10'" -- "$L" run "$H" --seed 0x10
+expect seed_max_runs 0 "seed=18446744073709551615 " -- "$L" run "$H" --seed 18446744073709551615
 expect first_seed_range_wraps 2 \
   "--first-seed 18446744073709551615 with --seeds 2: expected a range ending at most at 18446744073709551615" -- \
-  "$L" explore --first-seed 18446744073709551615 --seeds 2
+  "$L" explore "$H" --first-seed 18446744073709551615 --seeds 2
 expect first_seed_range_wraps_det 2 "--first-seed 18446744073709551610 with --seeds 7" -- \
-  "$L" check-determinism --first-seed 18446744073709551610 --seeds 7
+  "$L" check-determinism "$H" --first-seed 18446744073709551610 --seeds 7
 expect first_seed_range_ends_at_max 0 "all 2 seeds held" -- \
-  "$L" explore --first-seed 18446744073709551614 --seeds 2
+  "$L" explore "$H" --first-seed 18446744073709551614 --seeds 2
 expect seeds_zero 2 "--seeds: expected a decimal integer from 1 to 1099511627776, found '0'" -- \
-  "$L" explore --seeds 0
-expect cores_zero 2 "--cores: expected a decimal integer from 1 to 64, found '0'" -- "$L" run --cores 0
-expect max_steps_zero 2 "--max-steps: expected a decimal integer from 1" -- "$L" run --max-steps 0
-expect strategy_unknown 2 "--strategy: bogus not in {random,pct,fifo}" -- "$L" run --strategy bogus
-expect usage_unknown_flag 2 "lockstep: The following argument was not expected: --nope (see --help)" -- "$L" run --nope
+  "$L" explore "$H" --seeds 0
+expect cores_zero 2 "--cores: expected a decimal integer from 1 to 64, found '0'" -- "$L" run "$H" --cores 0
+expect max_steps_zero 2 "--max-steps: expected a decimal integer from 1" -- "$L" run "$H" --max-steps 0
+expect strategy_unknown 2 "--strategy: bogus not in {random,pct,fifo}" -- "$L" run "$H" --strategy bogus
+expect usage_unknown_flag 2 "lockstep: The following argument was not expected: --nope (see --help)" -- "$L" run "$H" --nope
 
 # --- output paths -----------------------------------------------------------
 mkdir adir
-expect trace_dev_full 2 "--trace /dev/full: cannot write it: No space left on device" -- "$L" run --trace /dev/full
-expect trace_directory 2 "--trace adir: expected a file, found a directory" -- "$L" run --trace adir
-expect trace_missing_dir 2 "--trace nodir/t.jsonl: the directory nodir does not exist" -- "$L" run --trace nodir/t.jsonl
-expect trace_empty 2 "--trace: expected a file path, found ''" -- "$L" run --trace ''
-expect trace_written 0 "outcome=ok" -- "$L" run --trace t.jsonl
+expect trace_dev_full 2 "--trace /dev/full: cannot write it: No space left on device" -- "$L" run "$H" --trace /dev/full
+expect trace_directory 2 "--trace adir: expected a file, found a directory" -- "$L" run "$H" --trace adir
+expect trace_missing_dir 2 "--trace nodir/t.jsonl: the directory nodir does not exist" -- "$L" run "$H" --trace nodir/t.jsonl
+expect trace_empty 2 "--trace: expected a file path, found ''" -- "$L" run "$H" --trace ''
+expect trace_written 0 "outcome=ok" -- "$L" run "$H" --trace t.jsonl
 [ -s t.jsonl ] || { name=trace_written fail "t.jsonl is empty"; }
 expect record_directory 2 "--record adir: expected a file, found a directory" -- \
-  "$L" run --options '{"canary":true}' --seed 3 --record adir
-expect record_dev_full 2 "--record /dev/full: cannot write it" -- "$L" explore --record /dev/full
+  "$L" run "$C" --seed 3 --record adir
+expect record_dev_full 2 "--record /dev/full: cannot write it" -- "$L" explore "$H" --record /dev/full
 expect record_dir_empty 2 "--record-dir: expected a directory, found ''" -- "$L" demo --record-dir ''
 expect record_dir_missing 2 "--record-dir nodir: no such directory" -- "$L" demo --record-dir nodir
 expect demo_library_missing 2 "nolib: cannot list the directory" -- "$L" demo --library nolib
@@ -106,24 +122,24 @@ mkdir gone
 chmod 0555 gone
 if [ "$(id -u)" -ne 0 ]; then
   expect record_lost_keeps_failure 2 "--record gone/r.json: cannot create a file in gone" -- \
-    "$L" run --options '{"canary":true}' --seed 3 --record gone/r.json
+    "$L" run "$C" --seed 3 --record gone/r.json
 fi
 # The default record path is the working directory: make it unwritable by
 # making it a directory name taken by a file... simplest: run from a removed cwd.
-mkdir cwd && (cd cwd && rmdir ../cwd && "$L" run --options '{"canary":true}' --seed 3 >../out 2>../err)
+mkdir cwd && (cd cwd && rmdir ../cwd && "$L" run "$C" --seed 3 >../out 2>../err)
 rc=$?
 name=record_lost_prints_rerun cases=$((cases + 1))
 if [ $rc -ne 1 ]; then
   fail "exit code $rc, expected 1"
-elif ! grep -qF "the failure record was lost; the failing run: program=pipeline seed=3 strategy=random cores=2" out ||
-  ! grep -qF "rerun with: $L run --program pipeline --options '{\"canary\":true,\"capacity\":4,\"fault\":\"none\",\"items\":20,\"producers\":3}' --seed 3 --strategy random --cores 2 --max-steps 10000000" out ||
+elif ! grep -qF "the failure record was lost; the failing run: scenario=$C seed=3 strategy=random cores=1" out ||
+  ! grep -qF "rerun with: $L run '$C' --seed 3 --strategy random --cores 1 --max-steps 10000000" out ||
   ! grep -qF "the failure record was not written" err; then
   fail "the lost record's failure was not printed in full"
 fi
 
 # A trace whose write fails after the run (the working directory was removed
 # after the check): reported, exit 2.
-mkdir cwd2 && (cd cwd2 && rmdir ../cwd2 && "$L" run --trace t.jsonl >../out 2>../err)
+mkdir cwd2 && (cd cwd2 && rmdir ../cwd2 && "$L" run "$H" --trace t.jsonl >../out 2>../err)
 rc=$?
 name=trace_write_fails_after_run cases=$((cases + 1))
 if [ $rc -ne 2 ] || ! grep -qF "lockstep: --trace t.jsonl: the trace was not written: cannot open it for writing" err; then
@@ -131,17 +147,18 @@ if [ $rc -ne 2 ] || ! grep -qF "lockstep: --trace t.jsonl: the trace was not wri
 fi
 
 # --- exit codes of runs -----------------------------------------------------
-expect run_oracle_exits_1 1 "FAILED oracle" -- "$L" run --options '{"canary":true}' --seed 3 --record rec.json
-expect run_step_budget_exits_3 3 "FAILED step_budget" -- "$L" run --seed 3 --max-steps 130 --record budget.json
+expect run_oracle_exits_1 1 "FAILED oracle" -- "$L" run "$C" --seed 3 --record rec.json
+expect run_step_budget_exits_3 3 "FAILED step_budget" -- "$L" run "$H" --seed 3 --max-steps 115 --record budget.json
 expect explore_oracle_exits_1 1 "FAILED oracle" -- \
-  "$L" explore --options '{"canary":true}' --seeds 50 --record explored.json
-expect explore_budget_exits_3 3 "FAILED step_budget" -- "$L" explore --max-steps 100 --seeds 3 --record b.json
+  "$L" explore "$C" --seeds 50 --record explored.json
+expect explore_budget_exits_3 3 "FAILED step_budget" -- "$L" explore "$H" --max-steps 50 --seeds 3 --record b.json
 
 # --- replay: reproduced 1, passes now 0, diverged 4 ----------------------------
 expect replay_reproduced_exits_1 1 "reproduced: the same trace hash" -- "$L" replay rec.json
-sed -e 's/"max_steps": 130,/"max_steps": 10000000,/' budget.json >holds.json
+# 115 of the 120 steps its seed 3 takes: the recorded decisions cover the rest.
+sed -e 's/"max_steps": 115,/"max_steps": 10000000,/' budget.json >holds.json
 expect replay_now_holds_exits_0 0 "no longer reproduces: the run held" -- "$L" replay holds.json
-sed -e 's/"max_steps": 100,/"max_steps": 10000000,/' b.json >needs_more.json
+sed -e 's/"max_steps": 50,/"max_steps": 10000000,/' b.json >needs_more.json
 expect replay_needs_more_exits_4 4 "DIVERGED" -- "$L" replay needs_more.json
 sed -e '/"decisions": \[/,/^  \]/ s/^  \]/    ,0, 0\n  ]/' rec.json >appended.json
 expect replay_extra_decisions_exits_4 4 "DIVERGED: recorded trace hash" -- "$L" replay appended.json
@@ -172,7 +189,7 @@ edit r_time.json 's/"max_time_ns": [0-9]*,/"max_time_ns": 9223372036854775808,/'
 expect record_max_time_past_i64 2 "r_time.json: /max_time_ns: expected an integer from 0 to 9223372036854775807, found 9223372036854775808" -- \
   "$L" replay r_time.json
 edit r_strategy.json 's/"strategy": "random",/"strategy": "bogus",/'
-expect record_strategy_bogus 2 'r_strategy.json: /strategy: expected one of random, pct, fifo, found "bogus"' -- \
+expect record_strategy_bogus 2 'r_strategy.json: /strategy: expected one of random, pct, fifo, replay, found "bogus"' -- \
   "$L" replay r_strategy.json
 edit r_depth0.json 's/"pct_depth": [0-9]*,/"pct_depth": 0,/'
 expect record_pct_depth_0 2 "r_depth0.json: /pct_depth: expected an integer from 1 to 64, found 0" -- "$L" replay r_depth0.json
@@ -202,33 +219,38 @@ deep_edit() {
   text=$(sed -e "$2" rec.json)
   { printf '%s' "${text%%DEEP*}"; cat deep.txt; printf '%s\n' "${text#*DEEP}"; } >"$1"
 }
-deep_edit r_deep_options.json 's/"options": {/"options": {"x": DEEP,/'
-expect record_deep_options 2 "r_deep_options.json: /options/x/0/0" -- "$L" replay r_deep_options.json
-deep_edit r_deep_program.json 's/"program": "pipeline",/"program": DEEP,/'
-expect record_deep_program 2 "r_deep_program.json: /program/0/0" -- "$L" replay r_deep_program.json
+deep_edit r_deep_scenario.json 's/"scenario": {/"scenario": {"x": DEEP,/'
+expect record_deep_scenario 2 "r_deep_scenario.json: /scenario/x/0/0" -- "$L" replay r_deep_scenario.json
 deep_edit r_deep_decision.json '/"decisions": \[/ s/\[/[DEEP,/'
 expect record_deep_decision 2 "r_deep_decision.json: /decisions/0/0/0" -- "$L" replay r_deep_decision.json
-edit r_program_type.json 's/"program": "pipeline",/"program": 7,/'
-expect record_program_type 2 "r_program_type.json: /program: expected a string, found 7" -- "$L" replay r_program_type.json
-edit r_option.json 's/"producers": 3/"producers": 0/'
-expect record_bad_option 2 "r_option.json: /options/producers: expected an integer from 1 to 64, found 0" -- \
-  "$L" replay r_option.json
+edit r_file_type.json 's/"scenario_file": "[^"]*",/"scenario_file": 7,/'
+expect record_scenario_file_type 2 "r_file_type.json: /scenario_file: expected a string, found 7" -- "$L" replay r_file_type.json
+edit r_scenario_value.json 's/"liveness_ns": [0-9]*/"liveness_ns": -5/'
+expect record_bad_scenario_value 2 "r_scenario_value.json: /scenario/liveness_ns: expected" -- "$L" replay r_scenario_value.json
+# A record of the retired built-in programs (/program, /options): refused, saying what it is.
+edit r_program.json 's/^{/{"program": "pipeline", "options": {},/'
+expect record_retired_program 2 "r_program.json: /program: expected a scenario record (with /scenario); this is a record of a built-in program, which lockstep no longer has" -- \
+  "$L" replay r_program.json
 
 # --- check-determinism, demo ----------------------------------------------------
-expect check_determinism_holds 0 "(twice)" -- "$L" check-determinism --seeds 2
+expect check_determinism_holds 0 "(twice)" -- "$L" check-determinism "$H" --seeds 2
 expect help_lists_exit_codes 0 "4   nondeterminism" -- "$L" --help
 
 # --- a crash of the code under test still names the run ------------------------
-crash_case() {  # name fault expected-rc
+# The harness scenario's processor crashes the process (crash_segv); its
+# copies crash with abort() and a stack overflow.
+sed -e 's/"crash_segv"/"crash_abort"/' "$X" >crash_abort.json
+sed -e 's/"crash_segv"/"crash_overflow"/' "$X" >crash_overflow.json
+crash_case() {  # name scenario-file expected-rc
   name=$1
   cases=$((cases + 1))
-  "$L" run --options "{\"fault\":\"$2\"}" --seed 5 --strategy pct --cores 3 >out 2>err
+  "$L" run "$2" --seed 5 --strategy pct --cores 3 >out 2>err
   local got=$?
   if [ "$got" -ne "$3" ]; then
     fail "exit code $got, expected $3"
     return
   fi
-  grep -qF "program=pipeline seed=5 strategy=pct cores=3" err || { fail "the crash report does not name the run"; return; }
+  grep -qF "scenario=$2 seed=5 strategy=pct cores=3" err || { fail "the crash report does not name the run"; return; }
   local cmd
   cmd=$(grep -F "rerun with: $L run " err | head -1)
   cmd=${cmd#rerun with: }
@@ -238,43 +260,43 @@ crash_case() {  # name fault expected-rc
   got=$?
   if [ "$got" -ne "$3" ]; then
     fail "the printed rerun command exited $got, expected $3: $cmd"
-  elif ! grep -qF "program=pipeline seed=5 strategy=pct cores=3" err2; then
+  elif ! grep -qF "scenario=$2 seed=5 strategy=pct cores=3" err2; then
     fail "the rerun's crash report does not name the same run"
   fi
 }
 if [ "$asan" = asan ]; then
-  crash_case crash_segv_reports_rerun segv 86  # UBSan's null check, or ASan's SEGV report
+  crash_case crash_segv_reports_rerun "$X" 86  # UBSan's null check, or ASan's SEGV report
 else
-  crash_case crash_segv_reports_rerun segv 139
+  crash_case crash_segv_reports_rerun "$X" 139
 fi
-crash_case crash_abort_reports_rerun abort 134
+crash_case crash_abort_reports_rerun crash_abort.json 134
 # A fiber's stack overflow: the handler runs on the alternate signal stack.
 if [ "$asan" = asan ]; then
-  crash_case crash_stack_overflow_reports_rerun overflow 86
+  crash_case crash_stack_overflow_reports_rerun crash_overflow.json 86
 else
-  crash_case crash_stack_overflow_reports_rerun overflow 139
+  crash_case crash_stack_overflow_reports_rerun crash_overflow.json 139
 fi
 # explore keeps what it printed before the crash (stdout flushed per line).
 name=crash_in_explore_keeps_output cases=$((cases + 1))
-"$L" explore --options '{"fault":"abort"}' --seeds 3 >out 2>err
+"$L" explore crash_abort.json --seeds 3 >out 2>err
 rc=$?
-if [ $rc -ne 134 ] || ! grep -qF "exploring program=pipeline" out || ! grep -qF "seed=1 strategy=random" err; then
+if [ $rc -ne 134 ] || ! grep -qF "exploring scenario=crash_abort.json" out || ! grep -qF "seed=1 strategy=random" err; then
   fail "exit $rc; explore's output or crash report is missing"
 fi
 
 # --- a run stopped early tears down cleanly (was SIGSEGV / heap-use-after-free) --
-# Every program at small step budgets: a liveness verdict (3), never a signal.
-for p in pipeline grommet probation velo; do
+# Each former program's scenario at small step budgets: a liveness verdict (3), never a signal.
+for p in grommet probation velo; do
   for budget in 1 2 3 5 8 13 21; do
-    for cores in 1 2; do
+    for cores in 2 3; do
       expect "early_stop_${p}_${budget}_${cores}" 3 "step budget of $budget exhausted" -- \
-        "$L" run --program "$p" --max-steps "$budget" --cores "$cores"
+        "$L" run "$S/program_$p.json" --max-steps "$budget" --cores "$cores"
     done
   done
 done
 # Replays of records whose decisions or seed were edited: diverged (4) or a
 # clean failure, never a crash. The record comes from a caught canary.
-"$L" explore --program grommet --options '{"canary":true}' --seeds 1000 --record g.json >/dev/null 2>&1
+"$L" explore "$C" --seeds 1000 --record g.json >/dev/null 2>&1
 if [ -f g.json ]; then
   python3 - <<'PY'
 import json
@@ -299,11 +321,19 @@ PY
   done
 else
   name=replay_edited_setup cases=$((cases + 1))
-  fail "explore did not catch the grommet canary in 1000 seeds"
+  fail "explore did not catch the skip_final_flush canary in 1000 seeds"
 fi
-# 49,152 single-flight waiters (past the old limit of ~32,745 stacks): held.
-expect many_fibers_hold 0 "outcome=ok" -- \
-  "$L" run --program probation --options '{"keys":64,"waves":3,"requests":256}'
+# 49,152 single-flight waiters alive at once (past the old limit of ~32,745 stacks): held.
+python3 - <<'PY'
+import json
+actors = [{"name": "a%d" % i, "core": i % 2, "steps": [{"join": {"key": {"random_below": 64}, "count": 16384}}]}
+          for i in range(3)]
+json.dump({"lockstep": 1, "about": "49,152 waiters at once, to test the simulator's fiber stacks",
+           "system": {"cores": 2, "single_flight": {}},
+           "behaviour": {"worker": {"duration_ns": 1000000}},
+           "workload": {"actors": actors}, "liveness_ns": 1000000000}, open("many.json", "w"))
+PY
+expect many_fibers_hold 0 "outcome=ok" -- "$L" run many.json
 
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

@@ -2,8 +2,8 @@
 # Goal: explore as a tool people leave running, and sharded over machines,
 # through the lockstep binary:
 #   (a) --jobs 1 and --jobs 2 print, record and summarise the same bytes
-#       (wall-clock figures aside), for a scenario and a --program, under
-#       random and pct;
+#       (wall-clock figures aside), for a lanes and a shards scenario,
+#       under random and pct;
 #   (b) 3 shards merged give the JSON of one run (cut at --stop-after too);
 #   (c) --seeds A..B, --seeds N, --runs, --stop-after and --time are honoured,
 #       with the counts checked; PCT's probe runs are counted;
@@ -12,7 +12,9 @@
 #   (e) --json and --junit are well-formed with the right counts; the
 #       progress line is drawn on a terminal only; the printed replay command
 #       works as printed (it names the binary as it was started);
-#   (f) bad input to each new flag and to merge is one line and exit 2.
+#   (f) bad input to each new flag and to merge is one line and exit 2;
+#   (g) several FILEs (and a directory of them): a summary per file, one
+#       JSON and one JUnit holding all, the exit code of the first failing file.
 #
 #   explore_cli.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
@@ -62,13 +64,13 @@ jobs_case() {  # jobs_case NAME ARGS...: explore ARGS with --jobs 1 and 2, in j1
 }
 jobs_case canary_random "$canary" --seeds 1..300 --stop-after 0
 jobs_case healthy_pct "$healthy" --seeds 1..400 --strategy pct --stop-after 0
-jobs_case program_pct --program grommet --options '{"canary":true}' --strategy pct --seeds 1..60 --stop-after 3
+jobs_case shards_pct "$S/canaries/shards_skip_final_flush.json" --strategy pct --seeds 1..60 --stop-after 3
 # The cases above must have found something to compare.
 check jobs_found_failures '
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 assert a["failures"] > 10 and a["runs"] == 300, a["failures"]
-assert b["failures"] == 3 and b["stopped"] == "stop-after", b["failures"]' canary_random-j1/summary.json program_pct-j1/summary.json
+assert b["failures"] == 3 and b["stopped"] == "stop-after", b["failures"]' canary_random-j1/summary.json shards_pct-j1/summary.json
 name=jobs_summary_lists_twenty cases=$((cases + 1))
 [ "$(grep -c '^  failing seed ' canary_random-j1/stdout)" -eq 20 ] && grep -q '^  \.\.\. and [0-9]* more failing seeds' canary_random-j1/stdout ||
   fail "the text summary does not list exactly the first 20 failing seeds"
@@ -257,6 +259,50 @@ expect bad_merge_counts 2 "merge: half.json: /shard/count: expected 3 as in s0.j
 expect bad_merge_not_summary 2 "results/failures/lanes_send_after_unlock-random-1.json: /lockstep_explore_summary: expected a field holding" -- \
   "$L" merge results/failures/lanes_send_after_unlock-random-1.json
 expect bad_merge_json_out 2 "--json nodir/m.json" -- "$L" merge s0.json s1.json s2.json --json nodir/m.json
+cd ..
+
+# --- (g) several FILEs ------------------------------------------------------------
+mkdir -p many && cd many || exit 1
+expect many_files_held 0 "all 30 seeds held" -- \
+  "$L" explore "$healthy" "$S/program_velo.json" --seeds 1..30 --json both.json --junit both.xml
+name=many_files_summary_each cases=$((cases + 1))
+[ "$("$L" explore "$healthy" "$S/program_velo.json" --seeds 1..30 | grep -c '^summary: scenario=')" -eq 2 ] ||
+  fail "not one summary per file"
+check many_files_one_json '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["lockstep_explore_summaries"] == 1, d.keys()
+files = [s["config"]["scenario"] for s in d["summaries"]]
+assert [f.rsplit("/", 1)[1] for f in files] == ["lanes_capacity_concurrent.json", "program_velo.json"], files
+assert all(s["runs"] == 30 and s["failures"] == 0 for s in d["summaries"])' both.json
+check many_files_one_junit '
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall("./testsuite/testcase")
+assert root.get("tests") == "2" and len(cases) == 2 and root.get("failures") == "0", ET.tostring(root)[:300]' both.xml
+# The first file holds, the second fails: both are explored, the exit code is the failure's.
+"$L" explore "$healthy" "$canary" --seeds 1..20 --json mixed.json --junit mixed.xml >out 2>err
+rc=$?
+name=many_files_first_failure_decides cases=$((cases + 1))
+[ $rc -eq 1 ] && [ "$(grep -c '^summary: scenario=' out)" -eq 2 ] || fail "exit $rc, or not both files summarised"
+check many_files_junit_failure '
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall("./testsuite/testcase")
+assert root.get("failures") == "1" and cases[0].find("failure") is None and cases[1].find("failure") is not None' mixed.xml
+# A directory stands for its *.json files, sorted by name.
+mkdir lib && cp "$S/program_velo.json" lib/b.json && cp "$healthy" lib/a.json && echo ignored >lib/notes.txt
+"$L" explore lib --seeds 1..5 >out 2>err
+rc=$?
+name=many_files_directory_sorted cases=$((cases + 1))
+[ $rc -eq 0 ] && [ "$(grep '^exploring scenario=' out | sed 's/ strategy.*//')" = "$(printf 'exploring scenario=lib/a.json\nexploring scenario=lib/b.json')" ] ||
+  fail "exit $rc; explored: $(grep '^exploring' out)"
+mkdir empty
+expect many_files_empty_directory 2 "lockstep: empty: expected a directory holding scenario files (*.json), found none" -- \
+  "$L" explore empty
+expect many_files_record_refused 2 "--record: names one output file, expected one scenario FILE with it, found 2 files" -- \
+  "$L" explore "$healthy" "$canary" --record r.json
+expect many_files_bad_second 2 "lockstep: lib/notes.txt: byte 1: syntax error" -- "$L" explore "$healthy" lib/notes.txt
 cd ..
 
 echo "explore_cli: $cases cases, $failures failed"

@@ -1,49 +1,51 @@
-// Property: however a run of a bundled program stops early, it returns a
-// clean report. Two ways of stopping are driven: every step budget from 1 to
-// the program's natural length (exhaustively, for each program, with and
-// without its canary, on 1 and 2 cores, random and pct), and replays of
-// decision lists mutated by rapidcheck (a fiber id flipped, one deleted, the
-// list truncated, shuffled or extended). A clean report is: a failure of the
-// expected kind (the first one: a budget below the natural failure's step
-// reports the budget), a message naming the seed, and every fiber spawned
-// ending in the trace by a `finish` line — none left to the last-resort
-// forced unwind. CI runs this under ASan+UBSan, which turns any use of a
-// freed frame during teardown into a failure.
+// Property: however a run of a bundled scenario stops early, it returns a
+// clean report. The subjects are the workloads of the former built-in
+// programs (scenarios/program_*.json) and the canaries that plant their bugs.
+// Two ways of stopping are driven: every step budget from 1 to the
+// scenario's natural length (exhaustively, for each subject, on its own
+// cores and one more, random and pct), and replays of decision lists mutated
+// by rapidcheck (a fiber id flipped, one deleted, the list truncated,
+// shuffled or extended). A clean report is: a failure of the expected kind
+// (the first one: a budget below the natural failure's step reports the
+// budget), a message naming the seed, and every fiber spawned ending in the
+// trace by a `finish` line — none left to the last-resort forced unwind. CI
+// runs this under ASan+UBSan, which turns any use of a freed frame during
+// teardown into a failure.
 #include <rapidcheck.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/runtime.hpp"
-#include "tools/failure_record.hpp"
-#include "tools/programs.hpp"
+#include "tools/scenario/run_scenario.hpp"
+#include "tools/scenario/scenario_reader.hpp"
 
 using namespace lockstep;
 
 namespace {
 
 struct subject {
-  std::string program;
-  nlohmann::json options;  // normalised
+  std::string file;
+  std::shared_ptr<const scenario::scenario> scen;
 };
 
 std::vector<subject> subjects() {
   std::vector<subject> out;
-  for (const auto& [name, p] : cli::programs()) {
-    for (const char* given : {"{}", R"({"canary":true})"}) {
-      const nlohmann::json raw = nlohmann::json::parse(given);
-      out.push_back({name, p.normalise(cli::json_reader("--options", raw))});
-    }
+  for (const char* f : {"program_grommet.json", "canaries/shards_skip_final_flush.json", "program_velo.json",
+                        "canaries/lanes_send_after_unlock.json", "program_probation.json",
+                        "canaries/flight_send_skips_without_subscribers.json"}) {
+    const std::string path = std::string(LOCKSTEP_SCENARIOS_DIR) + "/" + f;
+    out.push_back({f, std::make_shared<const scenario::scenario>(scenario::read_scenario_file(path))});
   }
   return out;
 }
 
 sim::run_result run(const subject& s, const sim::run_config& c) {
-  const cli::program& p = cli::programs().at(s.program);
-  return sim::run(c, [&](sim::runtime& rt) { p.run(rt, s.options); });
+  return sim::run(c, [&](sim::runtime& rt) { scenario::run_scenario(rt, *s.scen); });
 }
 
 std::size_t count(const std::string& text, const std::string& needle) {
@@ -82,12 +84,12 @@ bool every_budget_gives_a_clean_report() {
   std::uint64_t runs = 0;
   bool ok = true;
   for (const subject& s : subjects()) {
-    for (std::uint32_t cores : {1u, 2u}) {
+    for (std::uint32_t cores : {s.scen->cores, s.scen->cores + 1}) {
       for (const char* strategy : {"random", "pct"}) {
         for (std::uint64_t seed : {1u, 2u}) {
           sim::run_config c = base_config(seed, strategy, cores);
           const sim::run_result natural = run(s, c);
-          const std::string where = s.program + " " + s.options.dump() + " cores=" + std::to_string(cores) +
+          const std::string where = s.file + " cores=" + std::to_string(cores) +
                                     " strategy=" + strategy + " seed=" + std::to_string(seed);
           if (const std::string why = unclean(natural); !why.empty()) {
             std::cout << "FAIL natural run of " << where << ": " << why << "\n";
@@ -141,7 +143,7 @@ int main() {
   ok = rc::check("a replay of a mutated decision list ends with a clean report", [&all] {
          const auto& s = all[*rc::gen::inRange<std::size_t>(0, all.size())];
          const auto seed = *rc::gen::inRange<std::uint64_t>(1, 1'000'000);
-         const auto cores = *rc::gen::inRange<std::uint32_t>(1, 3);
+         const auto cores = *rc::gen::inRange<std::uint32_t>(s.scen->cores, s.scen->cores + 2);
          const std::string strategy = *rc::gen::element<std::string>("random", "pct");
          const sim::run_result recorded = run(s, base_config(seed, strategy, cores));
 
@@ -174,7 +176,7 @@ int main() {
          const sim::run_result r = run(s, c);
          const std::string why = unclean(r);
          if (!why.empty()) {
-           RC_FAIL(s.program + " " + s.options.dump() + " seed=" + std::to_string(seed) + " cores=" +
+           RC_FAIL(s.file + " seed=" + std::to_string(seed) + " cores=" +
                    std::to_string(cores) + " strategy=" + strategy + " mutation=" + std::to_string(how) + ": " + why);
          }
          if (d == recorded.decisions) RC_ASSERT(r.trace_hash == recorded.trace_hash);

@@ -11,7 +11,10 @@
 #       nothing but the record — reproduces the failure with the same trace
 #       hash and the same trace bytes as rerunning the seed;
 #   (d) each class of bad input exits 2 with one line on stderr naming the
-#       file, the JSON pointer and what was expected.
+#       file, the JSON pointer and what was expected;
+#   (e) run and check-determinism take several FILEs (or a directory): each
+#       file in turn, the exit code of the first that did not hold; the former
+#       programs' scenarios hold on one core more than their own.
 #
 #   scenario_cli.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
@@ -114,7 +117,7 @@ expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an in
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
 mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "one_leader", "cancel_publish", "same_value", "servable", "answered", found "liveliness"' -- "$L" run oracle.json
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "one_leader", "cancel_publish", "same_value", "servable", "answered", found "liveliness"' -- "$L" run oracle.json
 mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
 expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
@@ -133,14 +136,13 @@ for strategy in random pct; do
   expect "bad_expect_under_$strategy" 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy $strategy" -- \
     "$L" explore "$fifo" --strategy "$strategy" --seeds 2
 done
-expect bad_file_and_program 2 "--program: expected either a scenario FILE or --program/--options, found both" -- "$L" run "$base" --program velo
 expect bad_missing_file 2 "nowhere.json" -- "$L" run nowhere.json
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['scenario']['system']['cores']=0; json.dump(d,open('badrec.json','w'))" elsewhere/rec.json
 expect bad_record_scenario 2 "badrec.json: /scenario/system/cores: expected an integer from 1 to 64, found 0" -- "$L" replay badrec.json
 name=bad_record_prints_nothing cases=$((cases + 1))
 [ ! -s out ] || fail "a refused record printed on stdout"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['program']='velo'; json.dump(d,open('both.json','w'))" elsewhere/rec.json
-expect bad_record_program_and_scenario 2 "both.json: /program: expected no program or options in a scenario record" -- "$L" replay both.json
+expect bad_record_program_and_scenario 2 "both.json: /program: expected a scenario record (with /scenario); this is a record of a built-in program" -- "$L" replay both.json
 
 # The shard slice of the format: each class of bad input, one line, exit 2.
 sbase="$S/shards_shutdown_races_work_2cores.json"
@@ -164,7 +166,7 @@ expect bad_processor_percent 2 "s_percent.json: /behaviour/processor/outcomes/0/
 smk s_when2.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1,"nth_call":2},"outcome":"panic"}]'
 expect bad_processor_two_whens 2 's_when2.json: /behaviour/processor/outcomes/0/when: expected an object with exactly one of key, nth_call, percent, found {"key":1,"nth_call":2}' -- "$L" run s_when2.json
 smk s_outcome.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1},"outcome":"boom"}]'
-expect bad_processor_outcome 2 's_outcome.json: /behaviour/processor/outcomes/0/outcome: expected one of "ok", "error_clean", "error_in_doubt", "panic", found "boom"' -- "$L" run s_outcome.json
+expect bad_processor_outcome 2 's_outcome.json: /behaviour/processor/outcomes/0/outcome: expected one of "ok", "error_clean", "error_in_doubt", "panic", "crash_segv", "crash_abort", "crash_overflow", found "boom"' -- "$L" run s_outcome.json
 smk s_class.json 'd["workload"]["actors"][1]["steps"][0]["try_submit"]["class"]=2'
 expect bad_submit_class 2 "s_class.json: /workload/actors/1/steps/0/try_submit/class: expected a class index below the 2 classes of /system/shards/classes, found 2" -- "$L" run s_class.json
 smk s_ttl.json 'd["workload"]["actors"][0]["steps"][0]["submit"]["ttl_ns"]=-1'
@@ -182,7 +184,7 @@ expect bad_consumer_on_shards 2 "s_consumer.json: /behaviour/consumer: expected 
 smk s_expect.json 'd["expect"]={"handled":1}'
 expect bad_lane_expect_on_shards 2 "s_expect.json: /expect/handled: expected an expectation on a component present in /system (handled needs /system/lanes), found no lanes" -- "$L" run s_expect.json --strategy fifo
 smk s_oracle.json 'd["oracles"]=["conservation","capacity"]'
-expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids), found "capacity"' -- "$L" run s_oracle.json
+expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids, deadlines), found "capacity"' -- "$L" run s_oracle.json
 smk s_both.json 'd["system"]["lanes"]={"idle_ttl_ns":None,"capacity":None}'
 expect bad_two_components 2 "s_both.json: /system/shards: expected one component: lanes, shards or single_flight (composed systems are not implemented yet), found lanes and shards" -- "$L" run s_both.json
 expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy pct" -- \
@@ -266,6 +268,32 @@ expect liveness_exit_3 3 "FAILED liveness: liveness oracle 'liveness' failed" --
 # A processor slower than the liveness budget: the shards cannot drain in time.
 smk s_slow.json 'd["behaviour"]["processor"]["duration_ns"]=5000000; d["liveness_ns"]=1000'
 expect liveness_shards_exit_3 3 "FAILED liveness: liveness oracle 'liveness' failed" -- "$L" run s_slow.json --seed 1
+
+# --- (e) several FILEs --------------------------------------------------------
+programs=("$S/program_grommet.json" "$S/program_velo.json" "$S/program_probation.json")
+for strategy in random pct; do
+  expect "programs_one_more_core_$strategy" 0 "all 100 seeds held" -- \
+    "$L" explore "${programs[@]}" --cores 3 --strategy "$strategy" --seeds 1..100
+  name="programs_one_more_core_${strategy}_each" cases=$((cases + 1))
+  [ "$(grep -c '^all 100 seeds held' out)" -eq 3 ] || fail "not every file held: $(grep -c '^all 100 seeds held' out) of 3"
+done
+"$L" run "${programs[1]}" "$canary" "${programs[2]}" --seed 1 >out 2>err
+rc=$?
+name=run_many_first_failure_decides cases=$((cases + 1))
+[ $rc -eq 1 ] && [ "$(grep -c '^seed=1 scenario=' out)" -eq 3 ] && [ "$(grep -c 'outcome=ok' out)" -eq 2 ] ||
+  fail "exit $rc; every file must run, the canary's failure decides"
+printf '{}' >empty_object.json
+"$L" run "${programs[1]}" empty_object.json >out 2>err
+rc=$?
+name=run_many_bad_second_before_any_run cases=$((cases + 1))
+[ $rc -eq 2 ] && [ ! -s out ] && grep -qF "empty_object.json: /lockstep: expected a field holding the format version 1" err || fail "exit $rc; bad input must come before any run"
+expect run_many_trace_refused 2 "--trace: names one output file, expected one scenario FILE with it, found 2 files" -- \
+  "$L" run "${programs[@]:0:2}" --trace t.jsonl
+mkdir -p dir && cp "${programs[2]}" dir/b.json && cp "${programs[1]}" dir/a.json
+expect determinism_many 0 "== dir/b.json" -- "$L" check-determinism dir "$S/lanes_reap_then_reuse.json" --seeds 2
+name=determinism_many_in_order cases=$((cases + 1))
+[ "$(grep '^== ' out | tr '\n' ' ')" = "== dir/a.json == dir/b.json == $S/lanes_reap_then_reuse.json " ] &&
+  [ "$(grep -c '(twice)' out)" -eq 6 ] || fail "files or seeds missing: $(grep '^== ' out | tr '\n' ' ')"
 
 echo "scenario_cli: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]

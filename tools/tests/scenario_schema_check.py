@@ -20,7 +20,7 @@ schema = json.loads((root / "schema" / "scenario.schema.json").read_text())
 jsonschema.Draft7Validator.check_schema(schema)
 validator = jsonschema.Draft7Validator(schema)
 
-files = sorted(root.glob("*.json")) + sorted(root.glob("canaries/*.json"))
+files = sorted(root.glob("*.json")) + sorted(root.glob("canaries/*.json")) + sorted(root.glob("harness/*.json"))
 failures = 0
 for f in files:
     errors = sorted(validator.iter_errors(json.loads(f.read_text())), key=lambda e: list(e.path))

@@ -28,6 +28,7 @@ shard_event ev(K kind, std::uint64_t uid, std::uint64_t key, std::uint64_t seq, 
   e.key = key;
   e.seq = seq;
   e.cls = cls;
+  if (kind == K::expired) e.ttl_ns = 0;  // only an item with a time to live may expire (deadlines)
   return e;
 }
 
@@ -260,4 +261,35 @@ BOOST_AUTO_TEST_CASE(an_oracle_left_out_is_not_checked) {
   auto wrong = clean_log();
   wrong[7] = seen(ev(K::dispatched, 2, 1, 1), std::nullopt);
   BOOST_TEST(!check(wrong, settings({"conservation", "per_key_order"})).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(deadlines_catches_a_late_dispatch_an_early_expiry_and_an_expiry_without_a_ttl) {
+  // Item 1 (key 1) has 100ns to live from its submit() at t=0.
+  auto timed = [](std::int64_t dispatch_at) {
+    auto log = clean_log();
+    for (auto& e : log) {
+      if (e.item == 1) e.ttl_ns = 100;
+    }
+    log[3].t = dispatch_at;
+    return log;
+  };
+  BOOST_TEST(!check(timed(99)).has_value());
+  expect_caught(check(timed(100), settings({"deadlines"})), "deadlines",
+                "item 1 dispatched 100ns after submit(), past its time to live of 100ns");
+
+  // Item 1 shed instead of dispatched (its process() call and state gone from the log).
+  auto shed = [](std::int64_t at, std::optional<std::int64_t> ttl) {
+    std::vector<shard_event> log = {ev(K::submitted, 1, 1, 0), ev(K::expired, 1, 1, 0), bare(K::shutdown),
+                                    bare(K::shard_exited)};
+    for (auto& e : log) e.ttl_ns = e.item == 1 ? ttl : std::nullopt;
+    log[1].t = at;
+    return log;
+  };
+  BOOST_TEST(!check(shed(100, 100)).has_value());
+  expect_caught(check(shed(99, 100)), "deadlines", "item 1 expired 99ns after submit(), before its time to live of 100ns");
+  expect_caught(check(shed(500, std::nullopt)), "deadlines", "item 1 expired, but it has no time to live");
+  // Switched off, the same logs pass.
+  const std::vector<std::string> others = {"conservation", "state", "per_key_order"};
+  BOOST_TEST(!check(timed(100), settings(others)).has_value());
+  BOOST_TEST(!check(shed(99, 100), settings(others)).has_value());
 }

@@ -1,14 +1,13 @@
-// tools/models/probation_model.hpp — what the single-flight race tests
-// (engine/tests/test_single_flight_races.cpp) and the `probation` program
-// (tools/program_probation.cpp) share: the deliberately broken tables their
+// tools/scenario/flight_canaries.hpp — what the single-flight race tests
+// (engine/tests/test_single_flight_races.cpp) and the scenario flights driver
+// (flights_driver.cpp) share: the deliberately broken tables their
 // canaries run, each flight's story as the table's observer reports it, and
 // the ordering oracles checked at the instant each transition happens.
 //
 // Failure reporting: every broken rule goes to the caller's
 // `violate(oracle, message)`. The observer runs under the table lock or in
 // destructors, where nothing may throw, so a violate must only record; each
-// user reports afterwards (sim::check in the program, BOOST_TEST in the
-// tests). Invariant: a broken table makes the same primitive operations as
+// user reports afterwards (BOOST_TEST in the tests). Invariant: a broken table makes the same primitive operations as
 // engine/single_flight.hpp but for its one defect, so a canary changes only
 // what that defect touches.
 #pragma once

@@ -1,8 +1,8 @@
-// tools/models/grommet_model.hpp — the model processor behind the shard
-// reactor (engine/shard.hpp) and the oracles over what it saw, shared by the
-// `grommet` program (tools/program_grommet.cpp) and the shard race tests
-// (engine/tests/test_shard_races.cpp). Scenarios, option handling and how
-// items are generated and paced stay with each user.
+// engine/tests/shard_race_model.hpp — the model processor behind the shard
+// reactor (engine/shard.hpp) and the oracles over what it saw, for the shard
+// race tests (engine/tests/test_shard_races.cpp), which generate and pace
+// the items. (Scenario files check the shards' event log instead:
+// tools/scenario/shard_oracles.hpp.)
 //
 // Oracles, checked as things happen (processor callbacks, sends) or after
 // shutdown (check_after_shutdown): per-key order; at most one item of a key in
@@ -14,8 +14,7 @@
 // shard's counters consistent with what its processor saw, gauges back to 0.
 //
 // Failure reporting: every broken rule goes to world::on_violation(oracle,
-// message). The program passes sim::check (the run aborts at once); the tests
-// record the problem and keep going. Invariant: the model draws randomness
+// message); the tests record the problem and keep going. Invariant: the model draws randomness
 // only through world::rt in a fixed order, so a run's bytes depend on the
 // seed and the options alone.
 #pragma once

@@ -1,7 +1,8 @@
-// tools/models/velo_model.hpp — what the lane router race tests
-// (engine/tests/test_lanes_races.cpp) and the `velo` program
-// (tools/program_velo.cpp) share: a lane router broken on purpose for their
-// canaries, and the oracle fed by producers, consumer and lane observer.
+// tools/scenario/lane_canaries.hpp — what the lane router race tests
+// (engine/tests/test_lanes_races.cpp) and the scenario lanes driver
+// (lanes_driver.cpp) share: a lane router broken on purpose for their
+// canaries; and the oracle the race tests feed from producers, consumer and
+// lane observer (scenarios check the event log instead, lane_oracles.hpp).
 //
 // Oracles: strict order per (key, producer); every admitted item handled
 // exactly once and every refused one never (a refusal hands the very item
@@ -11,8 +12,7 @@
 // one key, its only live lane never closes while an item is unfinished.
 //
 // Failure reporting: a broken rule goes to the caller's violate(oracle,
-// message) — sim::check in the program (the run aborts there), a record in
-// the tests. lane_closed runs in a lane's exit guard (a destructor), where
+// message) — a record in the tests. lane_closed runs in a lane's exit guard (a destructor), where
 // nothing may throw: it only records the first such break in `deferred`,
 // which the caller reports once the run has settled.
 #pragma once

@@ -1,0 +1,70 @@
+// lockstep trace: one run of a scenario (or the replay of a record) with the
+// full trace, written as Chrome trace-event JSON for ui.perfetto.dev and
+// chrome://tracing (--format perfetto) or as the trace's own JSON Lines.
+#include <iostream>
+
+#include "tools/cli/perfetto.hpp"
+#include "tools/cli/prepared.hpp"
+#include "tools/cli/report.hpp"
+#include "tools/cli/verbs.hpp"
+#include "tools/crash_report.hpp"
+#include "tools/exit_codes.hpp"
+#include "tools/failure_record.hpp"
+#include "tools/output_file.hpp"
+#include "tools/strict_json.hpp"
+
+namespace lockstep::cli {
+
+int cmd_trace(trace_options t) {
+  if (t.format != "perfetto" && t.format != "jsonl") {
+    throw input_error("--format: expected perfetto or jsonl, found '" + printable(t.format, max_shown_chars) + "'");
+  }
+  check_output_path("-o", t.out);
+  // A record names itself by its first field; anything else must be a scenario file.
+  const nlohmann::json doc = read_strict_file(t.input);
+  sim::run_result r;
+  std::string label;
+  if (doc.is_object() && doc.contains("lockstep_failure_record")) {
+    if (t.seed_given || t.strategy_given || t.run.cores_given) {
+      throw input_error(printable(t.input, 200) +
+                        ": a failure record fixes its seed, strategy and cores; expected no --seed, --strategy "
+                        "or --cores with it");
+    }
+    const failure_record rec = read_failure_record(t.input);
+    (void)prepare_record(rec);  // bad input in the record is refused before anything is printed
+    std::cout << "seed=" << rec.config.seed << " scenario=" << rec.scenario_file << " replaying "
+              << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy
+              << std::endl;
+    r = replay_record(rec, sim::trace_mode::full);
+    label = "record=" + rec.path + " scenario=" + rec.scenario_file + " seed=" + std::to_string(rec.config.seed) +
+            " strategy=" + rec.config.strategy + " cores=" + std::to_string(rec.config.cores);
+  } else {
+    run_options& o = t.run;
+    o.files = {t.input};
+    o.file = t.input;
+    resolve(o, true);
+    const prepared p = prepare(o);
+    auto c = config_of(o, o.seed, sim::trace_mode::full);
+    std::cout << "seed=" << o.seed << " scenario=" << p.name << " strategy=" << o.strategy << " cores=" << o.cores
+              << std::endl;
+    describe_run(p, c);
+    c = with_pct_steps(p, c);
+    describe_run(p, c);
+    r = run_once(p, c);
+    crash_report::clear();
+    label = run_summary(p, c);
+  }
+  print_result_line(r);
+  const std::string text = t.format == "jsonl" ? r.trace_text : perfetto_json(r.trace_text, {label, r.failed});
+  if (const std::string why = write_output_file(t.out, text); !why.empty()) {
+    std::cout.flush();
+    std::cerr << "lockstep: -o " << printable(t.out, 200) << ": the trace was not written: " << why << "\n";
+    return exit_bad_input;
+  }
+  std::cout << "trace (" << t.format << ") written to " << t.out << "\n";
+  if (r.failed) std::cout << "failure: " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
+  std::cout.flush();
+  return r.ok() ? exit_held : exit_code_of(r.failed->kind);
+}
+
+}  // namespace lockstep::cli
