@@ -45,12 +45,16 @@ class trace {
   [[nodiscard]] trace_mode mode() const { return mode_; }
 
   /// Starts a line: `{"ev":"<event>"`. Fields follow; end() closes it.
+  /// In mode off every writer returns at once (callers such as the
+  /// scenarios' event logs write without asking on()).
   trace& begin(std::string_view event) {
+    if (mode_ == trace_mode::off) return *this;
     put_string('L', event);
     if (mode_ == trace_mode::full) format_begin(event);
     return *this;
   }
   trace& field(std::string_view key, std::int64_t value) {
+    if (mode_ == trace_mode::off) return *this;
     put_string('K', key);
     // Tagged by sign, not by the writer's type, so the text alone decides the
     // encoding: "5" is the same token from field() and field_u().
@@ -59,18 +63,21 @@ class trace {
     return *this;
   }
   trace& field_u(std::string_view key, std::uint64_t value) {
+    if (mode_ == trace_mode::off) return *this;
     put_string('K', key);
     put('u', value);
     if (mode_ == trace_mode::full) format_field_u(key, value);
     return *this;
   }
   trace& field(std::string_view key, std::string_view value) {
+    if (mode_ == trace_mode::off) return *this;
     put_string('K', key);
     put_string('s', value);
     if (mode_ == trace_mode::full) format_field(key, value);
     return *this;
   }
   void end() {
+    if (mode_ == trace_mode::off) return;
     ++lines_;
     if (mode_ == trace_mode::full) format_end();
   }

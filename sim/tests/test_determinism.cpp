@@ -361,6 +361,15 @@ BOOST_AUTO_TEST_CASE(hash_mode_gives_the_same_hash_without_keeping_text) {
 // kept text agrees with the writer on every kind of value.
 BOOST_AUTO_TEST_CASE(the_trace_hash_is_of_the_tokens_and_recomputable_from_the_text) {
   BOOST_TEST(trace(trace_mode::hash).hash() == trace::empty_hash);
+  {
+    // Writers that do not ask on() first (the scenarios' event logs) must be
+    // harmless in mode off: more than a block of lines, and still no hash.
+    trace off(trace_mode::off);
+    for (int i = 0; i < 500; ++i) off.begin("e").field("a", std::int64_t{-1}).field_u("b", 2).field("c", "x").end();
+    BOOST_TEST(off.hash() == trace::empty_hash);
+    BOOST_TEST(off.lines() == 0u);
+    BOOST_TEST(off.text().empty());
+  }
   BOOST_TEST(hash_of_trace_text("") == trace::empty_hash);
   auto one = [](std::int64_t v, std::string_view s) {
     trace t(trace_mode::full);
