@@ -98,13 +98,54 @@ void wait_queue::unlink(fiber& f) {
 
 // --- construction -----------------------------------------------------------
 
+struct executor::run_spares {
+  std::vector<core_slot> cores;  // their ready lists keep their capacity
+  std::vector<std::unique_ptr<fiber>> by_id;
+  std::vector<std::unique_ptr<fiber>> fibers;
+  std::vector<timer> timers;
+  std::vector<candidate> candidates;
+  std::size_t decisions = 0;  // the last run's count: one reservation instead of a doubling series
+};
+
+// Enough records for the runs that benefit (small ones, many per second);
+// a run with more fibers than this allocates the rest, as before. Under ASan
+// every finished record is freed, so a use after a fiber's end is reported
+// instead of reading a recycled record.
+#if defined(LOCKSTEP_HAS_ASAN)
+static constexpr std::size_t max_spare_fibers = 0;
+#else
+static constexpr std::size_t max_spare_fibers = 4096;
+#endif
+
+executor::run_spares& executor::spares() {
+  // Per thread: explore's jobs each run their own executors.
+  static thread_local run_spares s;
+  return s;
+}
+
 executor::executor(const run_config& config)
     : config_(config),
       strategy_(make_strategy(config.strategy, config.seed, config.options)),
       values_(config.seed ^ 0x6c6f636b73746570ULL),  // "lockstep": a stream apart from the strategy's
       trace_(config.trace),
-      stacks_(stack_pool::shared(config.stack_bytes)),
-      cores_(config.cores == 0 ? 1 : config.cores) {
+      stacks_(stack_pool::shared(config.stack_bytes)) {
+  // Take what the last run on this thread left (a nested executor finds the
+  // spares taken and starts empty, which is only slower).
+  run_spares& s = spares();
+  cores_ = std::move(s.cores);
+  cores_.resize(config.cores == 0 ? 1 : config.cores);
+  for (core_slot& c : cores_) {
+    c.active = nullptr;
+    c.ready.clear();
+  }
+  fibers_ = std::move(s.by_id);
+  fibers_.clear();
+  spare_fibers_ = std::move(s.fibers);
+  timers_.c = std::move(s.timers);
+  timers_.c.clear();
+  candidates_ = std::move(s.candidates);
+  candidates_.clear();
+  if (config.record_decisions) decisions_.reserve(s.decisions);
   // Ask ASan for this thread's stack bounds, then restore them.
   void* t = nullptr;
   san::start_switch(&t, nullptr, 0);
@@ -121,6 +162,24 @@ executor::~executor() {
   // run() tears every fiber down; this only matters if run() was never called.
   if (live_ > 0) teardown();
   stacks_.trim_if_idle();
+  run_spares& s = spares();
+  if (s.cores.capacity() <= cores_.capacity()) s.cores = std::move(cores_);
+  // Every record is gone by now (finished, or destroyed by teardown).
+  fibers_.clear();
+  if (s.by_id.capacity() <= fibers_.capacity()) s.by_id = std::move(fibers_);
+  if (s.fibers.size() <= spare_fibers_.size()) s.fibers = std::move(spare_fibers_);
+  if (s.timers.capacity() <= timers_.c.capacity()) s.timers = std::move(timers_.c);
+  if (s.candidates.capacity() <= candidates_.capacity()) s.candidates = std::move(candidates_);
+}
+
+void executor::retire(fiber& f) {
+  std::unique_ptr<fiber> owned = std::move(fibers_[f.id]);
+  if (spare_fibers_.size() >= max_spare_fibers) return;  // freed here
+  // A fresh record in the same storage: no state of this fiber survives.
+  fiber* p = owned.get();
+  p->~fiber();
+  ::new (static_cast<void*>(p)) fiber();
+  spare_fibers_.push_back(std::move(owned));
 }
 
 // --- fibers -----------------------------------------------------------------
@@ -139,7 +198,13 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   }
   fiber* f = nullptr;
   try {
-    auto owned = std::make_unique<fiber>();
+    std::unique_ptr<fiber> owned;
+    if (!spare_fibers_.empty()) {
+      owned = std::move(spare_fibers_.back());
+      spare_fibers_.pop_back();
+    } else {
+      owned = std::make_unique<fiber>();
+    }
     f = owned.get();
     fibers_.push_back(std::move(owned));
   } catch (const std::bad_alloc&) {
@@ -303,7 +368,7 @@ void executor::finish(fiber& f) {
   }
   const fiber_id id = f.id;
   if (id == main_ && !tearing_down_) stop_ = true;
-  fibers_[id].reset();
+  retire(f);
   --live_;
 }
 
@@ -331,14 +396,7 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   if (queue != nullptr) queue->push_back(f);
   if (deadline) timers_.push(timer{*deadline, ++seq_, f.id, f.wait_generation});
   release_core(f);
-  if (trace_.on()) {
-    trace_.begin("block")
-        .field("t", now_)
-        .field("fiber", static_cast<std::int64_t>(f.id))
-        .field("on", what)
-        .field_u("object", object)
-        .end();
-  }
+  if (trace_.on()) trace_block(f, what, object);
   switch_to_scheduler(f);
   const wake_reason r = f.reason;
   // An await point leaves by unwinding as soon as cancellation is asked for.
@@ -354,13 +412,7 @@ void executor::wake(fiber& f, wake_reason reason) {
   if (f.queue != nullptr) f.queue->unlink(f);
   ++f.wait_generation;
   f.reason = reason;
-  if (trace_.on()) {
-    trace_.begin("wake")
-        .field("t", now_)
-        .field("fiber", static_cast<std::int64_t>(f.id))
-        .field("by", reason_name(reason))
-        .end();
-  }
+  if (trace_.on()) trace_wake(f, reason);
   make_ready(f);
 }
 
@@ -443,6 +495,34 @@ fiber* executor::pick() {
 // Maps a candidate index back to its fiber (cores in order; an active,
 // preempted fiber is its core's only candidate), gives it its core and
 // records the step.
+// The lines written on every step, out of line: inlined, their code made an
+// untraced step measurably dearer (registers saved for a path not taken).
+void executor::trace_step(const fiber& chosen, std::size_t count) {
+  trace_.begin("step")
+      .field_u("n", step_)
+      .field("t", now_)
+      .field("fiber", static_cast<std::int64_t>(chosen.id))
+      .field("of", static_cast<std::int64_t>(count))
+      .end();
+}
+
+void executor::trace_block(const fiber& f, const char* what, std::uint64_t object) {
+  trace_.begin("block")
+      .field("t", now_)
+      .field("fiber", static_cast<std::int64_t>(f.id))
+      .field("on", what)
+      .field_u("object", object)
+      .end();
+}
+
+void executor::trace_wake(const fiber& f, wake_reason reason) {
+  trace_.begin("wake")
+      .field("t", now_)
+      .field("fiber", static_cast<std::int64_t>(f.id))
+      .field("by", reason_name(reason))
+      .end();
+}
+
 fiber* executor::take(std::size_t index, std::size_t count) {
   fiber* chosen = nullptr;
   for (core_slot& c : cores_) {
@@ -463,14 +543,7 @@ fiber* executor::take(std::size_t index, std::size_t count) {
     }
     break;
   }
-  if (trace_.on()) {
-    trace_.begin("step")
-        .field_u("n", step_)
-        .field("t", now_)
-        .field("fiber", static_cast<std::int64_t>(chosen->id))
-        .field("of", static_cast<std::int64_t>(count))
-        .end();
-  }
+  if (trace_.on()) trace_step(*chosen, count);
   return chosen;
 }
 
@@ -563,6 +636,7 @@ run_result executor::run(unique_function main) {
   r.seed = config_.seed;
   r.strategy = std::string(strategy_->name());
   r.cores = static_cast<std::uint32_t>(cores_.size());
+  spares().decisions = decisions_.size();
   r.decisions = std::move(decisions_);
   r.trace_hash = trace_.hash();
   r.steps = step_;

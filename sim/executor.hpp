@@ -147,7 +147,7 @@ struct run_result {
   std::string strategy;
   std::uint32_t cores = 1;
   std::vector<std::uint32_t> decisions;
-  std::uint64_t trace_hash = trace::fnv_offset;
+  std::uint64_t trace_hash = trace::empty_hash;
   std::uint64_t steps = 0;
   std::int64_t end_time_ns = 0;
   std::optional<failure> failed;
@@ -279,6 +279,17 @@ class executor {
     }
   };
 
+  // What one run leaves to the next on the same thread: fiber records and
+  // the containers' capacity (executor.cpp). A small run (a few fibers, a
+  // dozen steps) used to spend a third of its instructions in malloc/free.
+  struct run_spares;
+  static run_spares& spares();
+  void retire(fiber& f);
+
+  [[gnu::noinline]] void trace_step(const fiber& chosen, std::size_t count);
+  [[gnu::noinline]] void trace_block(const fiber& f, const char* what, std::uint64_t object);
+  [[gnu::noinline]] void trace_wake(const fiber& f, wake_reason reason);
+
   void loop();
   fiber* pick();
   void list_candidates();
@@ -310,8 +321,13 @@ class executor {
   stack_pool& stacks_;  // this thread's, shared with earlier and later runs
   std::vector<core_slot> cores_;
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
+  std::vector<std::unique_ptr<fiber>> spare_fibers_;  // finished records, reset, for the next spawns
   std::size_t live_ = 0;
-  std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
+  // A heap whose storage can be handed to the next run (see run_spares).
+  struct timer_heap : std::priority_queue<timer, std::vector<timer>, std::greater<>> {
+    using priority_queue::c;
+  };
+  timer_heap timers_;
   prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
   std::uint64_t watched_step_ = UINT64_MAX;  // the next step the strategy is told about
   std::size_t candidates_total_ = 0;  // sum over cores of (active ? 1 : ready.size())

@@ -16,7 +16,11 @@
 namespace lockstep::sim {
 
 namespace {
-std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+// Asked once: sysconf costs more than the rest of handing back a stack.
+std::size_t page_size() {
+  static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
 constexpr std::size_t colour_step = 320;  // bytes: five cache lines, not a power of two
 constexpr std::size_t colours = 11;
 

@@ -9,6 +9,7 @@ packages=(
   libboost-test-dev              # unit tests
   libcli11-dev                   # the lockstep CLI
   nlohmann-json3-dev             # scenarios, traces, failure records
+  libxxhash-dev                  # the trace hash (XXH3, header-only)
   librapidcheck-dev              # property tests
   libbenchmark-dev               # benchmarks
   libclang-rt-14-dev             # clang's sanitizer runtimes

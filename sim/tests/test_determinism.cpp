@@ -2,7 +2,7 @@
 // set of programs — together using every primitive, on 1 to 3 cores, under
 // all four strategies — runs twice with identical trace bytes and hash, and
 // the trace is canonical (integers and strings only, one JSON object a line,
-// hashed with FNV-1a over exactly those bytes).
+// hashed: the hash is a function of exactly those lines).
 //
 // With LOCKSTEP_PRINT_HASHES=1 the set's hashes go to stdout, one
 // `determinism <name> <seed> <strategy> <hash-hex>` line each, in a fixed
@@ -194,15 +194,6 @@ run_result run_entry(const program_entry& p, std::uint64_t seed, const std::stri
   return run(c, p.body);
 }
 
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> out;
   while (!text.empty()) {
@@ -328,8 +319,8 @@ BOOST_AUTO_TEST_CASE(traces_are_canonical_json_lines_of_integers_and_strings) {
           BOOST_TEST(run_line.substr(0, run_prefix.size()) == run_prefix);
           BOOST_TEST(run_line.find(",\"cores\":" + std::to_string(cores)) != std::string_view::npos);
           BOOST_TEST(lines.back().substr(0, 14) == "{\"ev\":\"end\",\"s");
-          // The hash is FNV-1a over exactly the kept bytes.
-          BOOST_TEST(r.trace_hash == fnv1a(r.trace_text));
+          // The hash is a function of exactly the kept lines.
+          BOOST_TEST(r.trace_hash == hash_of_trace_text(r.trace_text));
         }
       }
     }
@@ -357,10 +348,66 @@ BOOST_AUTO_TEST_CASE(hash_mode_gives_the_same_hash_without_keeping_text) {
       const run_result c = run(off, p.body);
       BOOST_TEST(a.trace_hash == b.trace_hash);
       BOOST_TEST(b.trace_text.empty());
-      BOOST_TEST(c.trace_hash == trace::fnv_offset);
+      BOOST_TEST(c.trace_hash == trace::empty_hash);
       // Tracing must not change the schedule itself.
       BOOST_TEST(a.decisions == c.decisions);
       BOOST_TEST(a.steps == c.steps);
     }
+  }
+}
+
+// The hash is XXH3-64 of the documented token encoding (sim/trace.hpp): an
+// empty trace hashes as no bytes, every token changes it, and the reader of
+// kept text agrees with the writer on every kind of value.
+BOOST_AUTO_TEST_CASE(the_trace_hash_is_of_the_tokens_and_recomputable_from_the_text) {
+  BOOST_TEST(trace(trace_mode::hash).hash() == trace::empty_hash);
+  {
+    // Writers that do not ask on() first (the scenarios' event logs) must be
+    // harmless in mode off: more than a block of lines, and still no hash.
+    trace off(trace_mode::off);
+    for (int i = 0; i < 500; ++i) off.begin("e").field("a", std::int64_t{-1}).field_u("b", 2).field("c", "x").end();
+    BOOST_TEST(off.hash() == trace::empty_hash);
+    BOOST_TEST(off.lines() == 0u);
+    BOOST_TEST(off.text().empty());
+  }
+  BOOST_TEST(hash_of_trace_text("") == trace::empty_hash);
+  auto one = [](std::int64_t v, std::string_view s) {
+    trace t(trace_mode::full);
+    t.begin("e").field("a", v).field_u("b", 18446744073709551615ULL).field("c", s).end();
+    t.begin("f").end();
+    const std::uint64_t h = t.hash();
+    BOOST_TEST(hash_of_trace_text(t.text()) == h, t.text());
+    return h;
+  };
+  const std::uint64_t base = one(-5, "plain");
+  BOOST_TEST(one(5, "plain") != base);
+  BOOST_TEST(one(-5, "plain\n\"quoted\"\x01") != base);
+  BOOST_TEST(one(-5, "plai") != base);
+  // Signed and unsigned writers give one token for one text.
+  trace s(trace_mode::hash), u(trace_mode::hash);
+  s.begin("e").field("n", std::int64_t{7}).end();
+  u.begin("e").field_u("n", 7).end();
+  BOOST_TEST(s.hash() == u.hash());
+  // A string longer than the gathering block hashes as if it had been gathered.
+  const std::string big(5000, 'x');
+  trace t(trace_mode::full);
+  t.begin("big").field("s", big).end();
+  BOOST_TEST(hash_of_trace_text(t.text()) == t.hash());
+  BOOST_CHECK_THROW(hash_of_trace_text("{\"ev\":\"e\",\"a\":1.5}\n"), std::invalid_argument);
+  BOOST_CHECK_THROW(hash_of_trace_text("{\"ev\":\"e\"}"), std::invalid_argument);
+}
+
+// Strings either side of the one-byte length (254, 255) and of the gathering
+// block hash as their text says, and differ from each other.
+BOOST_AUTO_TEST_CASE(string_lengths_at_the_encoding_limits_hash_as_their_text) {
+  std::vector<std::uint64_t> seen;
+  for (std::size_t n : {0u, 1u, 254u, 255u, 256u, 1000u, 1019u, 1020u, 1024u, 4096u}) {
+    trace t(trace_mode::full);
+    // Several lines, so a long string also lands in a part-filled block.
+    for (int i = 0; i < 3; ++i) t.begin("e").field("s", std::string(n, 'a')).field_u("i", n).end();
+    const std::uint64_t h = t.hash();
+    BOOST_TEST(hash_of_trace_text(t.text()) == h, "length " << n);
+    for (std::uint64_t other : seen) BOOST_TEST(other != h, "length " << n);
+    seen.push_back(h);
   }
 }

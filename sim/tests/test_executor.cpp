@@ -3,6 +3,9 @@
 #define BOOST_TEST_MODULE sim_executor
 #include <boost/test/unit_test.hpp>
 
+#include <array>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "sim/tests/sim_test_util.hpp"
@@ -134,4 +137,72 @@ BOOST_AUTO_TEST_CASE(invariants_hold_at_every_scheduling_point) {
     BOOST_TEST(shared == 120);
   });
   BOOST_TEST(r.ok());
+}
+
+// unique_function stores small bodies inline and large ones on the heap; a
+// move must carry the callable (and its captures) exactly once either way.
+namespace {
+struct counted {
+  static inline int alive = 0;
+  std::shared_ptr<int> hits;
+  explicit counted(std::shared_ptr<int> h) : hits(std::move(h)) { ++alive; }
+  counted(counted&& o) noexcept : hits(std::move(o.hits)) { ++alive; }
+  counted(const counted&) = delete;
+  ~counted() { --alive; }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unique_function_moves_small_and_large_bodies_once) {
+  auto hits = std::make_shared<int>(0);
+  {
+    unique_function a([c = counted(hits)] { ++*c.hits; });
+    std::array<char, 256> pad{};
+    pad[0] = 1;
+    unique_function b([c = counted(hits), pad] { *c.hits += pad[0]; });
+    BOOST_TEST(counted::alive == 2);
+    unique_function a2(std::move(a));
+    unique_function b2;
+    b2 = std::move(b);
+    BOOST_TEST(!a);
+    BOOST_TEST(!b);
+    BOOST_TEST(counted::alive == 2);
+    a2();
+    b2();
+    BOOST_TEST(*hits == 2);
+    b2 = std::move(a2);  // destroys the large body, takes the small one
+    BOOST_TEST(counted::alive == 1);
+    b2();
+    BOOST_TEST(*hits == 3);
+  }
+  BOOST_TEST(counted::alive == 0);
+  BOOST_TEST(hits.use_count() == 1);
+}
+
+// A run reuses the fiber records of the last run on its thread: nothing of an
+// earlier run's fibers (names, cancellation, joiners, timers) may leak into
+// the next. The same run on a new thread (nothing to reuse) gives the same trace.
+BOOST_AUTO_TEST_CASE(a_run_after_a_cancelled_run_starts_from_clean_records) {
+  auto program = [](runtime& rt) {
+    auto t = rt.spawn_on(1, "worker", [&] { rt.sleep_for(10); });
+    auto u = rt.spawn_on(0, "peer", [&] { rt.yield_now(); });
+    t.join();
+    u.join();
+    BOOST_TEST(rt.now() == 10);
+  };
+  run_config c = config(3, "random", 2);
+  c.trace = trace_mode::full;
+  run_result on_new_thread;
+  // A second OS thread is the point: it has no spares to reuse.
+  std::thread([&] { on_new_thread = run(c, program); }).join();  // determinism-rules: allow
+
+  const auto dirty = run(config(2, "random", 2), [](runtime& rt) {
+    std::vector<task> sleepers;
+    for (int i = 0; i < 8; ++i) sleepers.push_back(rt.spawn_on(1, "sleeper", [&] { rt.sleep_for(1'000'000); }));
+    for (auto& t : sleepers) t.cancel();
+  });  // the sleepers are still alive when main returns: teardown unwinds them
+  BOOST_TEST(dirty.ok(), (dirty.failed ? dirty.failed->message : ""));
+  const auto after = run(c, program);
+  BOOST_TEST(on_new_thread.ok());
+  BOOST_TEST(after.ok());
+  BOOST_TEST(after.trace_text == on_new_thread.trace_text);
 }

@@ -3,7 +3,7 @@
 # per live fiber), bench_sim_step.md (the sim step as
 # a ratio to the raw Boost.Context round trip measured in the same run, pinned
 # to one CPU, medians of 5; and callgrind instructions per step) and
-# explore_throughput.md (lockstep explore runs per second for the former programs' scenarios).
+# explore.md (lockstep explore runs/s per scenario at --jobs 1 and 2; tools/bench/explore_table.sh).
 set -euo pipefail
 build=${1:-build-release}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,35 +62,10 @@ if command -v valgrind >/dev/null; then
 fi
 cat "$out"
 
-# Exploration throughput: runs per second of `lockstep explore`, for the
-# workloads of the former built-in programs (scenarios/program_*.json; every
-# bundled scenario is in results/scenarios.md, tools/bench/scenarios_table.sh).
-tp=results/explore_throughput.md
-{
-  echo "# Exploration throughput: runs per second per scenario"
-  echo
-  echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) by \`tools/bench/run.sh $build\` (Release build), one process,"
-  echo "the scenario's own cores (2), trace hashed for every run (as \`explore\` always does), 2,000 seeds each:"
-  echo
-  echo '```'
-  echo "$build/tools/lockstep explore scenarios/program_NAME.json --strategy STRATEGY --seeds 2000 --jobs 1"
-  echo '```'
-  echo
-  echo "| scenario | random runs/s | pct runs/s | steps per run (seed 1, random) |"
-  echo "|---|---:|---:|---:|"
-  for p in grommet velo probation; do
-    f=scenarios/program_$p.json
-    rate() { "$build/tools/lockstep" explore "$f" --strategy "$1" --seeds 2000 --jobs 1 |
-               tail -1 | sed 's/.*(\([0-9]*\) runs.*/\1/'; }
-    steps=$("$build/tools/lockstep" run "$f" --seed 1 | grep -o 'steps=[0-9]*' | cut -d= -f2)
-    echo "| $f | $(rate random) | $(rate pct) | $steps |"
-  done
-  echo
-  echo "\`pct\` runs each seed twice: once with \`random\` to measure the run's length, from which PCT"
-  echo "draws its change points (unless \`--pct-steps\` is given), then the PCT run itself. These are"
-  echo "absolute figures from a noisy VM; compare them only within one run of this script."
-} >"$tp"
-cat "$tp"
+# Exploration throughput: explore's runs/s for every bundled scenario at
+# --jobs 1 and --jobs 2, and the step's instructions with and without the
+# hashed trace (results/explore.md).
+tools/bench/explore_table.sh "$build"
 
 # Live fibers: how many one simulation holds at once, and their memory.
 lf=results/live_fibers.md

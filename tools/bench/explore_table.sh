@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Writes results/explore.md: `lockstep explore` runs/s for every bundled
+# scenario at --jobs 1 and --jobs 2, measured back to back so both see the
+# same machine, and the simulator step's instruction cost with and without
+# the hashed trace (callgrind: exactly repeatable, unlike wall time).
+#   tools/bench/explore_table.sh [BUILD_DIR [SEEDS]]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+build=${1:-build-release}
+seeds=${2:-2000}
+lockstep="$build/tools/lockstep"
+out=results/explore.md
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+rate() {  # summary.json -> runs/s (the strategy's own runs plus pct's probe runs: both cost a run)
+  python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["wall"]["seconds"]
+print(f'{(d["runs"] + d["probe_runs"]) / s:.0f}' if s > 0 else "inf")
+PY
+}
+
+rows=""
+min_ratio=""
+for file in scenarios/*.json; do
+  strategies="random pct"
+  grep -q '"expect"' "$file" && strategies=fifo  # exact expectations hold only under fifo
+  for strategy in $strategies; do
+    "$lockstep" explore "$file" --strategy "$strategy" --seeds "1..$seeds" --stop-after 0 --jobs 1 --json "$work/j1.json" >/dev/null
+    "$lockstep" explore "$file" --strategy "$strategy" --seeds "1..$seeds" --stop-after 0 --jobs 2 --json "$work/j2.json" >/dev/null
+    cmp -s <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["trace_hashes"], d["failures"])' "$work/j1.json") \
+           <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["trace_hashes"], d["failures"])' "$work/j2.json") ||
+      { echo "explore_table: --jobs 1 and --jobs 2 disagree on $file ($strategy)" >&2; exit 1; }
+    r1=$(rate "$work/j1.json"); r2=$(rate "$work/j2.json")
+    ratio=$(python3 -c "print(f'{$r2 / $r1:.2f}')")
+    min_ratio=$(python3 -c "print(min(float('${min_ratio:-99}'), $ratio))")
+    rows+="| $(basename "$file" .json) | $strategy | $r1 | $r2 | $ratio |"$'\n'
+  done
+done
+
+ir() {  # fibers yields mode -> instructions
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$build/tools/sim_step_fixed" "$1" "$2" "$3" 2>&1 |
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+steps=""
+if command -v valgrind >/dev/null && [[ -x "$build/tools/sim_step_fixed" ]]; then
+  for n in 2 64 1024; do
+    row="| $n |"
+    for mode in off hash full; do
+      lo=$(ir "$n" 200 "$mode"); hi=$(ir "$n" 400 "$mode")
+      row+=" $(python3 -c "print(f'{($hi - $lo) / ($n * 200):.0f}')") |"
+    done
+    steps+="$row"$'\n'
+  done
+fi
+
+{
+  echo "# Exploration throughput at --jobs 1 and --jobs 2, and the cost of a traced step"
+  echo
+  echo "Measured $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD) with the"
+  echo "$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt") build in \`$build\` on $(nproc) CPUs, load average"
+  echo "$(cut -d' ' -f1-3 /proc/loadavg) when it ended, by:"
+  echo
+  echo '```sh'
+  echo "tools/bench/explore_table.sh $build $seeds"
+  echo '```'
+  echo
+  echo "Seeds 1..$seeds per scenario and strategy; runs/s counts every run, pct's probe runs"
+  echo "included. The two columns run back to back, and the script fails if their trace hashes or"
+  echo "failures differ. Smallest --jobs 2 / --jobs 1 ratio: **$min_ratio** (target ≥ 1.8)."
+  echo
+  echo "| scenario | strategy | runs/s, --jobs 1 | runs/s, --jobs 2 | ratio |"
+  echo "|----------|----------|-----------------:|-----------------:|------:|"
+  printf '%s' "$rows"
+  if [[ -n "$steps" ]]; then
+    echo
+    echo "## Instructions per simulator step (callgrind)"
+    echo
+    echo "\`valgrind --tool=callgrind $build/tools/sim_step_fixed FIBERS YIELDS MODE\` at YIELDS 200"
+    echo "and 400; the difference over the extra steps. \`off\`: nothing recorded; \`hash\`: the"
+    echo "decision list recorded and the trace hashed (what every \`explore\` run does); \`full\`:"
+    echo "the trace also formatted and kept (\`run --trace\`, \`replay\`)."
+    echo
+    echo "| fibers | off | hash | full |"
+    echo "|---:|---:|---:|---:|"
+    printf '%s' "$steps"
+  fi
+} >"$out"
+echo "wrote $out"
