@@ -107,7 +107,7 @@ def m(x):
 
 print("# The threads backend against the seeds on tokio\n")
 print(f"Measured {started} (UTC) at commit `{commit}`, one session on {machine.get('nproc', '?')} vCPUs "
-      f"({machine.get('cpu_model', '?')}), shared with other engineers' builds: load average "
+      f"({machine.get('cpu_model', '?')}), load average "
       f"`{load_start}` at the start and `{load_end}` at the end.\n")
 print("Command (from the repository root; `build-release` configured with `-DCMAKE_BUILD_TYPE=Release "
       "-DLOCKSTEP_BENCH=ON -DLOCKSTEP_TESTS=OFF`, target `threads_bench`):\n")
@@ -118,7 +118,7 @@ print(f"Each round runs `threads_bench --runs {runs}` and then the peer's `run.s
       "(`PEER_QUIET_WAIT_S=0 PEER_MAX_FOREIGN=1.0`) so both sides are sampled alike. A figure is the median "
       "of every timed sample of every round; *rounds* lists each round's median, in column order. "
       "*foreign* is the largest share of the machine's CPU other processes used during one timed run "
-      "(either side): above 0.10 the figure is contaminated, and on this machine every one is. "
+      "(either side): above 0.10 the figure is contaminated. "
       "Raw lines: `results/threads_raw.jsonl`. Workloads: `tools/bench/threads_bench.cpp` and the "
       "peer's `NOTES.md`.\n")
 head = "| workload | unit | " + " | ".join(labels) + " | tokio | " + " | ".join(f"{x} / tokio" for x in labels)
