@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(pct_steps_of_1_1000_and_2_to_the_64_give_different_runs) {
   // 1,600 steps with probability 1,600 / 2^64 (and max_steps stops any run
   // long before): no change point takes effect and the run follows the
   // initial priorities. Before the fix k = 1 and 2^64 - 1 always agreed
-  // (step 1 has no choice), as on `lockstep run --program pipeline`.
+  // (step 1 has no choice), as they did on the former built-in programs.
   auto hash = [](std::uint64_t seed, std::uint64_t k) {
     auto r = run(pct(seed, 2, k), [](runtime& rt) {
       std::vector<task> tasks;
