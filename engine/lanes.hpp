@@ -40,7 +40,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/runtime.hpp"
+#include "runtime.hpp"
 
 namespace lockstep {
 

@@ -26,8 +26,8 @@
 #include <utility>
 #include <variant>
 
-#include "engine/disposition.hpp"
-#include "engine/work.hpp"
+#include "disposition.hpp"
+#include "work.hpp"
 
 namespace lockstep {
 

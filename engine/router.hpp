@@ -25,12 +25,12 @@
 #include <utility>
 #include <vector>
 
-#include "engine/processor.hpp"
-#include "engine/runtime.hpp"
-#include "engine/shard.hpp"
-#include "engine/shard_stats.hpp"
-#include "engine/stable_hash.hpp"
-#include "engine/work.hpp"
+#include "processor.hpp"
+#include "runtime.hpp"
+#include "shard.hpp"
+#include "shard_stats.hpp"
+#include "stable_hash.hpp"
+#include "work.hpp"
 
 namespace lockstep {
 

@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/disposition.hpp"
+#include "disposition.hpp"
 
 namespace lockstep {
 

@@ -38,11 +38,11 @@
 #include <variant>
 #include <vector>
 
-#include "engine/processor.hpp"
-#include "engine/runtime.hpp"
-#include "engine/scheduler.hpp"
-#include "engine/shard_stats.hpp"
-#include "engine/work.hpp"
+#include "processor.hpp"
+#include "runtime.hpp"
+#include "scheduler.hpp"
+#include "shard_stats.hpp"
+#include "work.hpp"
 
 namespace lockstep {
 

@@ -18,8 +18,8 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/runtime.hpp"
-#include "engine/scheduler.hpp"
+#include "runtime.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep {
 

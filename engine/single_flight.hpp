@@ -39,7 +39,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "engine/runtime.hpp"
+#include "runtime.hpp"
 
 namespace lockstep {
 

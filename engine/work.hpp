@@ -18,7 +18,7 @@
 #include <optional>
 #include <utility>
 
-#include "engine/scheduler.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep {
 

@@ -2,7 +2,7 @@
 // point, so fibers on other cores interleave between any two of them.
 #pragma once
 
-#include "sim/executor.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "sim/executor.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

@@ -14,9 +14,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "engine/runtime.hpp"
-#include "sim/executor.hpp"
-#include "sim/notify.hpp"
+#include "../engine/runtime.hpp"
+#include "executor.hpp"
+#include "notify.hpp"
 
 namespace lockstep::sim {
 

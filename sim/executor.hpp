@@ -56,13 +56,13 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/runtime.hpp"
-#include "sim/prng.hpp"
-#include "sim/sanitizer.hpp"
-#include "sim/stack_pool.hpp"
-#include "sim/strategy.hpp"
-#include "sim/trace.hpp"
-#include "sim/unique_function.hpp"
+#include "../engine/runtime.hpp"
+#include "prng.hpp"
+#include "sanitizer.hpp"
+#include "stack_pool.hpp"
+#include "strategy.hpp"
+#include "trace.hpp"
+#include "unique_function.hpp"
 
 namespace lockstep::sim {
 

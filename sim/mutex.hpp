@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "sim/executor.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

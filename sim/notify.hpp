@@ -13,8 +13,8 @@
 
 #include <optional>
 
-#include "engine/runtime.hpp"
-#include "sim/executor.hpp"
+#include "../engine/runtime.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

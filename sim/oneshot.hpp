@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "sim/executor.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

@@ -6,16 +6,16 @@
 #include <string_view>
 #include <utility>
 
-#include "engine/runtime.hpp"
-#include "sim/atomic.hpp"
-#include "sim/cancellation_token.hpp"
-#include "sim/channel.hpp"
-#include "sim/executor.hpp"
-#include "sim/mutex.hpp"
-#include "sim/notify.hpp"
-#include "sim/oneshot.hpp"
-#include "sim/task.hpp"
-#include "sim/watch.hpp"
+#include "../engine/runtime.hpp"
+#include "atomic.hpp"
+#include "cancellation_token.hpp"
+#include "channel.hpp"
+#include "executor.hpp"
+#include "mutex.hpp"
+#include "notify.hpp"
+#include "oneshot.hpp"
+#include "task.hpp"
+#include "watch.hpp"
 
 namespace lockstep::sim {
 

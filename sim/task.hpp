@@ -1,7 +1,7 @@
 // A handle to a spawned fiber. Destroying it detaches the fiber.
 #pragma once
 
-#include "sim/executor.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <utility>
 
-#include "sim/executor.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

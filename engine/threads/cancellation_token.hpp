@@ -6,8 +6,8 @@
 #include <memory>
 #include <mutex>
 
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/scheduler.hpp"
+#include "fiber.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep::threads {
 

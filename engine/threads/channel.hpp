@@ -20,10 +20,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "engine/runtime.hpp"
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/notify.hpp"
-#include "engine/threads/scheduler.hpp"
+#include "../runtime.hpp"
+#include "fiber.hpp"
+#include "notify.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep::threads {
 

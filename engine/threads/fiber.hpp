@@ -23,7 +23,7 @@
 #include <mutex>
 #include <string>
 
-#include "engine/threads/unique_function.hpp"
+#include "unique_function.hpp"
 
 namespace lockstep::threads {
 class runtime;

@@ -18,8 +18,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/scheduler.hpp"
+#include "fiber.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep::threads {
 

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <optional>
 
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/scheduler.hpp"
+#include "fiber.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep::threads {
 

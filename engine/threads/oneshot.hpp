@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/scheduler.hpp"
+#include "fiber.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep::threads {
 

@@ -43,18 +43,18 @@
 #include <utility>
 #include <vector>
 
-#include "engine/runtime.hpp"
-#include "engine/threads/atomic.hpp"
-#include "engine/threads/cancellation_token.hpp"
-#include "engine/threads/channel.hpp"
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/mutex.hpp"
-#include "engine/threads/notify.hpp"
-#include "engine/threads/oneshot.hpp"
-#include "engine/threads/scheduler.hpp"
-#include "engine/threads/task.hpp"
-#include "engine/threads/unique_function.hpp"
-#include "engine/threads/watch.hpp"
+#include "../runtime.hpp"
+#include "atomic.hpp"
+#include "cancellation_token.hpp"
+#include "channel.hpp"
+#include "fiber.hpp"
+#include "mutex.hpp"
+#include "notify.hpp"
+#include "oneshot.hpp"
+#include "scheduler.hpp"
+#include "task.hpp"
+#include "unique_function.hpp"
+#include "watch.hpp"
 
 namespace lockstep::threads {
 

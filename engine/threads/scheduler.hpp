@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/stack_pool.hpp"
+#include "fiber.hpp"
+#include "stack_pool.hpp"
 
 namespace lockstep::threads::detail {
 

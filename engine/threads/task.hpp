@@ -6,8 +6,8 @@
 #include <mutex>
 #include <utility>
 
-#include "engine/threads/fiber.hpp"
-#include "engine/threads/scheduler.hpp"
+#include "fiber.hpp"
+#include "scheduler.hpp"
 
 namespace lockstep::threads {
 
