@@ -1,0 +1,49 @@
+// Boost.Test integration: LOCKSTEP_TEST_CASE(name, options...) { body } is a
+// BOOST_AUTO_TEST_CASE whose body runs under the simulator, explored over
+// seeds with random and pct (test_case.hpp says what the environment can
+// change). Inside, `rt` is the sim::runtime; fail with LOCKSTEP_ASSERT.
+//
+//   LOCKSTEP_TEST_CASE(lost_update, .cores = 2) {
+//     lockstep::sim::atomic<int> x(rt, 0);
+//     ...
+//     LOCKSTEP_ASSERT(x.load() == 2);
+//   }
+//
+// The options are test_options' fields as designated initializers, in their
+// declaration order. Link Boost::unit_test_framework yourself, as for any
+// Boost.Test binary.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "test_case.hpp"
+
+namespace lockstep::testing::boost_test {
+
+/// The command that runs only the current test case from this binary.
+inline std::string rerun_command() {
+  const auto& suite = boost::unit_test::framework::master_test_suite();
+  const std::string binary = suite.argc > 0 ? suite.argv[0] : "./tests";
+  return shell_quoted(binary) + " " +
+         shell_quoted("--run_test=" + boost::unit_test::framework::current_test_case().full_name());
+}
+
+inline void run(const test_options& options, const test_body& body) {
+  const std::string name = boost::unit_test::framework::current_test_case().full_name();
+  const case_outcome out = run_test_case(name, options, body, rerun_command());
+  if (out.passed) {
+    BOOST_TEST_MESSAGE(out.report);
+  } else {
+    BOOST_ERROR(out.report);
+  }
+}
+
+}  // namespace lockstep::testing::boost_test
+
+#define LOCKSTEP_TEST_CASE(name, ...)                                                               \
+  static void name##_lockstep_body(::lockstep::sim::runtime& rt);                                  \
+  BOOST_AUTO_TEST_CASE(name) {                                                                     \
+    ::lockstep::testing::boost_test::run(::lockstep::testing::test_options{__VA_ARGS__}, &name##_lockstep_body); \
+  }                                                                                                \
+  static void name##_lockstep_body([[maybe_unused]] ::lockstep::sim::runtime& rt)

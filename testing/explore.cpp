@@ -1,0 +1,210 @@
+#include "explore.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+namespace lockstep::testing {
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+[[noreturn]] void bad_env(const char* name, const std::string& value, const std::string& expected) {
+  throw bad_input(std::string("environment variable ") + name + "=\"" + value + "\": expected " + expected);
+}
+
+std::optional<std::uint64_t> to_u64(const std::string& s) {
+  if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(v);
+}
+
+std::uint64_t env_u64(const char* name, std::uint64_t min, std::uint64_t fallback) {
+  const auto v = env(name);
+  if (!v) return fallback;
+  const auto n = to_u64(*v);
+  if (!n || *n < min) bad_env(name, *v, "an integer of at least " + std::to_string(min));
+  return *n;
+}
+
+bool known_strategy(const std::string& s) { return s == "random" || s == "pct" || s == "fifo"; }
+
+// A file name from a test name: suites are separated by '/', which a file name cannot hold.
+std::string file_stem(const std::string& test) {
+  std::string s;
+  for (char c : test) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                       c == '-' || c == '.';
+    s += plain ? c : '.';
+  }
+  return s;
+}
+
+}  // namespace
+
+void assertion_failed(const char* file, int line, const char* condition, const std::string& message) {
+  const std::string where = std::filesystem::path(file).filename().string() + ":" + std::to_string(line);
+  throw sim::oracle_failed("LOCKSTEP_ASSERT", where + ": " + condition + (message.empty() ? "" : ": " + message));
+}
+
+void apply_environment(test_options& o) {
+  if (const auto v = env("LOCKSTEP_SEEDS")) {
+    const auto dots = v->find("..");
+    const auto a = to_u64(v->substr(0, dots));
+    const auto b = dots == std::string::npos ? a : to_u64(v->substr(dots + 2));
+    if (!a || !b || *b < *a) bad_env("LOCKSTEP_SEEDS", *v, "a seed or a range A..B with A <= B (e.g. 1..1000)");
+    o.first_seed = *a;
+    o.runs = *b - *a + 1;
+  }
+  o.runs = env_u64("LOCKSTEP_RUNS", 1, o.runs);
+  if (const auto v = env("LOCKSTEP_STRATEGIES")) {
+    std::vector<std::string> names;
+    std::size_t at = 0;
+    while (at <= v->size()) {
+      const auto comma = v->find(',', at);
+      const std::string name = v->substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      if (!known_strategy(name)) bad_env("LOCKSTEP_STRATEGIES", *v, "a comma-separated list of random, pct, fifo");
+      names.push_back(name);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    o.strategies = names;
+  }
+  o.pct_depth = static_cast<std::uint32_t>(env_u64("LOCKSTEP_PCT_DEPTH", 1, o.pct_depth));
+  if (o.pct_depth > 64) bad_env("LOCKSTEP_PCT_DEPTH", std::to_string(o.pct_depth), "an integer from 1 to 64");
+  if (const auto v = env("LOCKSTEP_TIME_BUDGET")) {
+    const auto n = to_u64(*v);
+    if (!n) bad_env("LOCKSTEP_TIME_BUDGET", *v, "whole seconds (0: no budget)");
+    o.time_budget_s = static_cast<double>(*n);
+  }
+  o.stop_after = env_u64("LOCKSTEP_STOP_AFTER", 0, o.stop_after);
+  o.max_steps = env_u64("LOCKSTEP_MAX_STEPS", 1, o.max_steps);
+  if (const auto v = env("LOCKSTEP_RECORD_DIR")) {
+    if (v->empty()) bad_env("LOCKSTEP_RECORD_DIR", *v, "a directory");
+    o.record_dir = *v;
+  }
+}
+
+sim::run_config config_for(const test_options& o, const std::string& strategy, std::uint64_t seed) {
+  sim::run_config c;
+  c.seed = seed;
+  c.strategy = strategy;
+  c.cores = o.cores;
+  c.options.pct_depth = o.pct_depth;
+  c.options.pct_steps = strategy == "pct" ? o.pct_steps : 0;
+  c.max_steps = o.max_steps;
+  c.max_time_ns = o.max_time_ns;
+  c.trace = sim::trace_mode::hash;
+  return c;
+}
+
+sim::run_config with_pct_steps(sim::run_config config, const test_body& body) {
+  if (config.strategy != "pct" || config.options.pct_steps != 0) return config;
+  sim::run_config probe = config;
+  probe.strategy = "random";
+  probe.trace = sim::trace_mode::off;
+  probe.record_decisions = false;
+  const auto steps = sim::run(probe, body).steps;
+  config.options.pct_steps = steps == 0 ? 1 : steps;
+  return config;
+}
+
+sim::run_result run_one(const sim::run_config& config, const test_body& body) {
+  return sim::run(with_pct_steps(config, body), body);
+}
+
+explore_result explore(const std::string& test, const test_options& o, const test_body& body) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const auto out_of_time = [&] {
+    return o.time_budget_s > 0 &&
+           std::chrono::duration<double>(clock::now() - start).count() >= o.time_budget_s;
+  };
+  std::string dir = o.record_dir;
+  if (dir.empty()) dir = env("LOCKSTEP_RECORD_DIR").value_or("lockstep-failures");
+  explore_result out;
+  for (std::uint64_t i = 0; i < o.runs; ++i) {
+    for (const std::string& strategy : o.strategies) {
+      if (out_of_time()) {
+        out.out_of_time = true;
+        return out;
+      }
+      // k measured here, not inside the run, so the record holds the k used.
+      const sim::run_config c = with_pct_steps(config_for(o, strategy, o.first_seed + i), body);
+      sim::run_result r = sim::run(c, body);
+      ++out.runs;
+      if (r.ok()) continue;
+      found_failure f;
+      f.record = test_record{test, c, std::move(r)};
+      const std::string name = file_stem(test) + "-" + strategy + "-" + std::to_string(c.seed) + ".json";
+      f.record_path = std::filesystem::absolute(std::filesystem::path(dir) / name).string();
+      write_test_record(f.record_path, f.record);
+      out.failures.push_back(std::move(f));
+      if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
+    }
+  }
+  return out;
+}
+
+replay_result replay(const test_record& record, const test_body& body, sim::trace_mode trace) {
+  replay_result out;
+  out.record = record;
+  sim::run_config c = record.config;
+  c.strategy = "replay";
+  c.options.decisions = record.result.decisions;
+  c.trace = trace;
+  out.run = sim::run(c, body);
+  const sim::run_result& r = out.run;
+  const std::string recorded = sim::hash_hex(record.result.trace_hash);
+  const std::string got = sim::hash_hex(r.trace_hash);
+  const bool same = r.trace_hash == record.result.trace_hash && r.decisions == record.result.decisions;
+  if (r.failed && r.failed->kind != sim::failure_kind::replay_divergence && same) {
+    out.reproduced = true;
+    out.summary = "reproduced: the same trace hash " + got + " after all " + std::to_string(r.decisions.size()) +
+                  " recorded decisions";
+  } else if (r.ok() && same) {
+    out.summary = "no longer reproduces: the run held with the same trace hash " + got;
+  } else if (r.ok()) {
+    out.diverged = true;
+    out.summary = "no longer reproduces and DIVERGED: the run held; recorded trace hash " + recorded +
+                  ", replay gave " + got;
+  } else {
+    out.diverged = true;
+    out.summary = "DIVERGED: recorded trace hash " + recorded + " after " +
+                  std::to_string(record.result.decisions.size()) + " decisions, replay gave " + got + " after " +
+                  std::to_string(r.decisions.size());
+  }
+  return out;
+}
+
+std::string describe(const test_record& record) {
+  const sim::run_result& r = record.result;
+  std::string s = "seed=" + std::to_string(record.config.seed) + " strategy=" + record.config.strategy;
+  if (record.config.strategy == "pct") {
+    s += " (d=" + std::to_string(record.config.options.pct_depth) +
+         ", k=" + std::to_string(record.config.options.pct_steps) + ")";
+  }
+  s += " cores=" + std::to_string(record.config.cores);
+  if (r.failed) s += ": " + std::string(sim::to_string(r.failed->kind)) + ": " + r.failed->message;
+  s += " (trace hash " + sim::hash_hex(r.trace_hash) + ", " + std::to_string(r.decisions.size()) + " decisions)";
+  return s;
+}
+
+std::string shell_quoted(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                       "0123456789_./=:,+-@%") == std::string::npos;
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace lockstep::testing

@@ -1,0 +1,114 @@
+// Exploring a test body over many schedules, from plain C++: the library side
+// of what `lockstep explore` and `lockstep replay` do for scenario files.
+//
+// A body is `void(sim::runtime&)`: it runs as the main fiber of a fresh
+// simulation on core 0, spawns what it tests (rt.spawn_on(core, ...)), and
+// fails the run by throwing: an oracle (LOCKSTEP_ASSERT, sim::check), an
+// uncaught exception, rt.abort(); deadlocks and budgets are detected for it.
+// Each run is a pure function of (body, seed, strategy, options), so a
+// failure's record replays it exactly, with nothing else at hand but the
+// binary that holds the body.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../sim/runtime.hpp"
+#include "test_record.hpp"
+
+namespace lockstep::testing {
+
+using test_body = std::function<void(sim::runtime&)>;
+
+/// What one test explores. Field order matters to designated initializers:
+/// LOCKSTEP_TEST_CASE(name, .cores = 2, .runs = 5000).
+struct test_options {
+  std::uint32_t cores = 1;          ///< simulated cores (one per thread the test models)
+  std::uint64_t first_seed = 1;     ///< seeds first_seed, first_seed + 1, ...
+  std::uint64_t runs = 1000;        ///< seeds per strategy
+  /// Strategies, alternated seed by seed (so a time budget covers each).
+  std::vector<std::string> strategies = {"random", "pct"};
+  std::uint32_t pct_depth = 3;      ///< d
+  std::uint64_t pct_steps = 0;      ///< k; 0: the length of a random run of the same seed (as the CLI)
+  double time_budget_s = 0;         ///< wall-clock budget for the whole exploration; 0: none
+  std::uint64_t stop_after = 1;     ///< failures before stopping; 0: run every seed
+  std::uint64_t max_steps = 1'000'000;              ///< per run: more is a step_budget failure
+  std::int64_t max_time_ns = 3600LL * 1'000'000'000;  ///< per run: virtual time budget
+  std::string record_dir;           ///< where records go; empty: LOCKSTEP_RECORD_DIR or ./lockstep-failures
+};
+
+/// Overrides `o` from the environment, so CI can soak without recompiling:
+///   LOCKSTEP_SEEDS=A..B (first_seed = A, runs = B - A + 1), LOCKSTEP_RUNS=N,
+///   LOCKSTEP_STRATEGIES=random,pct, LOCKSTEP_PCT_DEPTH=D, LOCKSTEP_TIME_BUDGET=S
+///   (seconds), LOCKSTEP_STOP_AFTER=N, LOCKSTEP_MAX_STEPS=N, LOCKSTEP_RECORD_DIR=DIR.
+/// Throws bad_input naming the variable and what was expected.
+void apply_environment(test_options& o);
+
+/// The run configuration of one seed under one strategy, the trace hashed
+/// (pct_steps still 0 when it is to be measured: see with_pct_steps).
+sim::run_config config_for(const test_options& o, const std::string& strategy, std::uint64_t seed);
+
+/// A pct config with pct_steps 0 gets k from a random run of the same seed
+/// (what the CLI does); any other config is returned as it is.
+sim::run_config with_pct_steps(sim::run_config config, const test_body& body);
+
+/// Runs one seed (after with_pct_steps); the trace is as `config.trace` says.
+sim::run_result run_one(const sim::run_config& config, const test_body& body);
+
+struct found_failure {
+  test_record record;
+  std::string record_path;  ///< absolute; empty when no record was written
+};
+
+struct explore_result {
+  std::uint64_t runs = 0;
+  std::vector<found_failure> failures;
+  bool out_of_time = false;  ///< the time budget stopped it before the last seed
+};
+
+/// Explores `body` over o.runs seeds per strategy, writing each failure's
+/// record under o.record_dir (as <test>-<strategy>-<seed>.json).
+explore_result explore(const std::string& test, const test_options& o, const test_body& body);
+
+struct replay_result {
+  test_record record;
+  sim::run_result run;
+  /// The run failed with the record's failure, the same decisions and the
+  /// same trace hash: the bug is still there, byte for byte.
+  bool reproduced = false;
+  /// The run made other decisions or another trace than the record: the body
+  /// or the code under test changed, or it is not deterministic.
+  bool diverged = false;
+  std::string summary;  ///< one line saying which, with both hashes
+};
+
+/// Follows the record's decisions (the replay strategy, as `lockstep replay`);
+/// `trace` full keeps the JSON Lines in run.trace_text.
+replay_result replay(const test_record& record, const test_body& body,
+                     sim::trace_mode trace = sim::trace_mode::hash);
+
+/// One line for a failure: seed, strategy, cores, kind and message, trace hash.
+std::string describe(const test_record& record);
+
+/// `s` quoted for a POSIX shell when it needs it.
+std::string shell_quoted(const std::string& s);
+
+}  // namespace lockstep::testing
+
+namespace lockstep::testing {
+/// LOCKSTEP_ASSERT's failure: an oracle named after the macro, the message
+/// "file:line: condition" with the file's base name (the same on every machine).
+[[noreturn]] void assertion_failed(const char* file, int line, const char* condition, const std::string& message);
+}  // namespace lockstep::testing
+
+/// An assertion inside a test body (any fiber): when `cond` is false the run
+/// fails as an oracle naming the file, line and condition; the exploration
+/// records it and goes on, the test binary does not abort.
+#define LOCKSTEP_ASSERT(cond) \
+  ((cond) ? void(0) : ::lockstep::testing::assertion_failed(__FILE__, __LINE__, #cond, std::string()))
+/// The same with a message of the caller's (a std::string or a string literal).
+#define LOCKSTEP_ASSERT_MSG(cond, msg) \
+  ((cond) ? void(0) : ::lockstep::testing::assertion_failed(__FILE__, __LINE__, #cond, std::string(msg)))

@@ -1,0 +1,30 @@
+// One test case as a test framework sees it: explore the body (or, with
+// LOCKSTEP_REPLAY set, replay a record) and say whether it passed and what to
+// print. The framework glue (boost_test.hpp, gtest.hpp) only names the test,
+// says how to rerun it, and reports the outcome its own way.
+#pragma once
+
+#include <string>
+
+#include "explore.hpp"
+
+namespace lockstep::testing {
+
+struct case_outcome {
+  bool passed = true;
+  std::string report;  ///< lines to print, each ending in '\n' (empty when there is nothing to say)
+};
+
+/// Runs test `test`: options from `o` and the environment (apply_environment);
+/// each failure's report names seed, strategy, the oracle or exception, the
+/// record's path and the one command that replays it:
+///   LOCKSTEP_REPLAY=<record> <rerun>
+/// where `rerun` runs just this test from the user's binary (e.g.
+/// "./my_tests --run_test=suite/name"). With LOCKSTEP_REPLAY=<record> set the
+/// record is replayed instead (a record of another test is skipped, passing);
+/// LOCKSTEP_TRACE=<file> then writes the replay's JSON Lines trace. Bad input
+/// (a variable, a record) prints one line naming it and exits 2.
+case_outcome run_test_case(const std::string& test, test_options o, const test_body& body,
+                           const std::string& rerun);
+
+}  // namespace lockstep::testing
