@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# lockstep as a library, from the user's side: install the build into a
+# temporary prefix, configure and build tools/examples/ against it with
+# find_package(lockstep) only, run its tests (they must pass), then the
+# planted-bug build: each planted test must fail, print a replay command, and
+# that command, run as printed, must reproduce the record's trace hash.
+#
+#   library_consumer.sh BUILD_DIR SOURCE_DIR CXX BUILD_KIND
+set -u
+build=$1 src=$2 cxx=$3 kind=$4
+if [[ $kind != plain ]]; then
+  # Sanitizer builds install nothing (their targets link the sanitizer
+  # exit-code object, which is not part of the package), and a consumer would
+  # need the same sanitizer flags: the plain build covers the package.
+  echo "skipped: a $kind build has no install rules"
+  exit 77
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-consumer.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "library_consumer: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$work/prefix" > "$work/install.log" 2>&1 || { cat "$work/install.log"; fail "install failed"; }
+[[ -f $work/prefix/lib/cmake/lockstep/lockstepConfig.cmake && -f $work/prefix/lib/cmake/lockstep/lockstepConfigVersion.cmake ]] ||
+  fail "no package config under $work/prefix/lib/cmake/lockstep"
+[[ -f $work/prefix/include/lockstep/sim/runtime.hpp ]] || fail "no <lockstep/sim/runtime.hpp> in the prefix"
+# Only the prefix: no path into the source or build tree reaches the example.
+cmake -S "$src/tools/examples" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DEXAMPLE_WERROR=ON > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configuring the example failed"; }
+if grep -rq -- "$src/engine\|$src/sim\|$src/testing" "$work/example/CMakeFiles" 2>/dev/null; then
+  fail "the example's build reaches into the source tree"
+fi
+cmake --build "$work/example" -j2 > "$work/build.log" 2>&1 || { cat "$work/build.log"; fail "building the example failed"; }
+
+cd "$work/example" || exit 1
+./example_tests --color_output=no > fixed.log 2>&1 || { cat fixed.log; fail "example_tests failed: the fixed code must hold on every seed"; }
+if [[ -x example_gtest ]]; then
+  ./example_gtest > gtest.log 2>&1 || { cat gtest.log; fail "example_gtest failed"; }
+fi
+
+for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flight relacy_three_windows; do
+  if ./example_tests_planted --color_output=no --run_test="$t" > "planted-$t.log" 2>&1; then
+    cat "planted-$t.log"
+    fail "$t: the planted bug was not found"
+  fi
+  grep -q "lockstep: $t failed: seed=" "planted-$t.log" || { cat "planted-$t.log"; fail "$t: no seed in the report"; }
+  cmd=$(sed -n 's/^  replay: //p' "planted-$t.log" | head -1)
+  record=$(sed -n 's/^  record: //p' "planted-$t.log" | head -1)
+  [[ -n $cmd && -f $record ]] || { cat "planted-$t.log"; fail "$t: no replay command or record"; }
+  hash=$(sed -n 's/.*"trace_hash": "\([0-9a-f]*\)".*/\1/p' "$record")
+  [[ ${#hash} == 16 ]] || fail "$t: no trace hash in $record"
+  # As printed: the command line is run by a shell, from where the test ran.
+  sh -c "$cmd --color_output=no" > "replay-$t.log" 2>&1
+  rc=$?
+  grep -q "reproduced: the same trace hash $hash " "replay-$t.log" || { cat "replay-$t.log"; fail "$t: '$cmd' did not reproduce trace hash $hash"; }
+  [[ $rc != 0 ]] || fail "$t: the replayed failure passed the test"
+  echo "$t: found, replayed with: $cmd (trace hash $hash)"
+done
+
+# Bad input is one line naming it, and exit 2.
+LOCKSTEP_SEEDS=ten ./example_tests > bad.log 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q 'LOCKSTEP_SEEDS="ten": expected' bad.log || { cat bad.log; fail "LOCKSTEP_SEEDS=ten: expected exit 2 naming the variable, got $rc"; }
+echo '{"lockstep_failure_record": 1}' > bad-record.json
+LOCKSTEP_REPLAY=bad-record.json ./example_tests --run_test=relacy_lost_update > bad.log 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q 'bad-record.json: /test: expected' bad.log || { cat bad.log; fail "a bad record: expected exit 2 naming /test, got $rc"; }
+echo "library_consumer: the package builds the example, its tests pass, and every planted bug replays from its printed command"
