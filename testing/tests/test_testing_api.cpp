@@ -1,0 +1,168 @@
+// Goal: the library API (testing/) explores, records and replays as it
+// promises: a planted lost update is found and its record replays to the
+// same trace hash; records round-trip and bad ones are refused naming the
+// pointer; the environment overrides the budget or is refused.
+#define BOOST_TEST_MODULE testing_api
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "sim/runtime.hpp"
+#include "testing/explore.hpp"
+
+namespace sim = lockstep::sim;
+namespace lt = lockstep::testing;
+
+namespace {
+
+template <bool Buggy>
+void lost_update(sim::runtime& rt) {
+  sim::atomic<int> x(rt, 0);
+  sim::mutex m(rt);
+  auto body = [&] {
+    if constexpr (!Buggy) m.lock();
+    const int v = x.load();
+    x.store(v + 1);
+    if constexpr (!Buggy) m.unlock();
+  };
+  sim::task t0 = rt.spawn_on(0, "t0", body);
+  sim::task t1 = rt.spawn_on(1, "t1", body);
+  t0.join();
+  t1.join();
+  LOCKSTEP_ASSERT(x.load() == 2);
+}
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("lockstep-testing-api-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+lt::test_options options_in(const std::string& dir) {
+  lt::test_options o;
+  o.cores = 2;
+  o.runs = 200;
+  o.record_dir = dir;
+  return o;
+}
+
+bool refused_naming(const std::string& text, const std::string& expected) {
+  try {
+    (void)lt::read_test_record_text(text, "r.json");
+  } catch (const lt::bad_input& e) {
+    BOOST_TEST_MESSAGE(e.what());
+    return std::string(e.what()).find(expected) != std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_planted_bug_is_found_recorded_and_replayed) {
+  const std::string dir = temp_dir("found");
+  const lt::explore_result r = lt::explore("suite/lost_update", options_in(dir), lost_update<true>);
+  BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
+  const lt::found_failure& f = r.failures.front();
+  BOOST_TEST(f.record.result.failed->kind == sim::failure_kind::oracle);
+  BOOST_TEST(f.record.result.failed->message.find("test_testing_api.cpp:") != std::string::npos);
+  BOOST_TEST(f.record.result.failed->message.find("x.load() == 2") != std::string::npos);
+  // Suites are '/' in the name and '.' in the file name.
+  BOOST_TEST(std::filesystem::path(f.record_path).filename().string().rfind("suite.lost_update-", 0) == 0);
+  const lt::test_record back = lt::read_test_record(f.record_path);
+  BOOST_TEST(back.test == "suite/lost_update");
+  BOOST_TEST(back.config.seed == f.record.config.seed);
+  BOOST_TEST(back.result.trace_hash == f.record.result.trace_hash);
+  BOOST_TEST(back.result.decisions == f.record.result.decisions);
+  BOOST_TEST(lt::to_json_text(back) == lt::to_json_text(f.record));
+
+  const lt::replay_result again = lt::replay(back, lost_update<true>);
+  BOOST_TEST(again.reproduced);
+  BOOST_TEST(!again.diverged);
+  BOOST_TEST(again.run.trace_hash == f.record.result.trace_hash);
+  // The fixed body takes the mutex: the recorded decisions no longer fit it.
+  const lt::replay_result fixed = lt::replay(back, lost_update<false>);
+  BOOST_TEST(!fixed.reproduced);
+  BOOST_TEST(fixed.diverged);
+  std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(exploration_is_a_function_of_its_options) {
+  const std::string dir = temp_dir("determinism");
+  lt::test_options o = options_in(dir);
+  o.stop_after = 0;  // every seed
+  o.runs = 50;
+  const lt::explore_result a = lt::explore("t", o, lost_update<true>);
+  const lt::explore_result b = lt::explore("t", o, lost_update<true>);
+  BOOST_TEST(a.runs == 100U);  // 50 seeds x {random, pct}
+  BOOST_REQUIRE(!a.failures.empty());
+  BOOST_REQUIRE_EQUAL(a.failures.size(), b.failures.size());
+  for (std::size_t i = 0; i < a.failures.size(); ++i) {
+    BOOST_TEST(lt::to_json_text(a.failures[i].record) == lt::to_json_text(b.failures[i].record));
+  }
+  // The fixed body holds on every seed.
+  const lt::explore_result held = lt::explore("t", o, lost_update<false>);
+  BOOST_TEST(held.failures.empty());
+  BOOST_TEST(held.runs == 100U);
+  std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(pct_records_the_k_it_used) {
+  lt::test_options o = options_in(temp_dir("pct"));
+  o.strategies = {"pct"};
+  const lt::explore_result r = lt::explore("t", o, lost_update<true>);
+  BOOST_REQUIRE(!r.failures.empty());
+  const auto& rec = r.failures.front().record;
+  BOOST_TEST(rec.config.strategy == "pct");
+  BOOST_TEST(rec.config.options.pct_steps > 0U);
+  BOOST_TEST(lt::replay(rec, lost_update<true>).reproduced);
+  std::filesystem::remove_all(o.record_dir);
+}
+
+BOOST_AUTO_TEST_CASE(bad_records_are_refused_naming_the_pointer) {
+  lt::test_record rec;
+  rec.test = "t";
+  rec.config.cores = 2;
+  rec.result.decisions = {1, 2};
+  rec.result.failed = sim::failure{sim::failure_kind::oracle, "m"};
+  const std::string good = lt::to_json_text(rec);
+  BOOST_TEST(lt::read_test_record_text(good, "r.json").result.decisions == rec.result.decisions);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const auto at = s.find(from);
+    BOOST_REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+  };
+  BOOST_TEST(refused_naming("not json", "r.json: /: expected a JSON document"));
+  BOOST_TEST(refused_naming("[1]", "r.json: /: expected an object"));
+  BOOST_TEST(refused_naming(with("\"cores\": 2", "\"cores\": 0"), "r.json: /cores: expected an integer from 1 to 64"));
+  BOOST_TEST(refused_naming(with("\"cores\": 2", "\"cores\": 2, \"extra\": 1"), "r.json: /extra: expected no such field"));
+  BOOST_TEST(refused_naming(with("\"strategy\": \"random\"", "\"strategy\": \"dfs\""), "r.json: /strategy: expected one of"));
+  BOOST_TEST(refused_naming(with("\"kind\": \"oracle\"", "\"kind\": \"boom\""), "r.json: /failure/kind: expected"));
+  BOOST_TEST(refused_naming(with("\"test\": \"t\",", ""), "r.json: /test: expected a field holding a string"));
+  BOOST_TEST(refused_naming(with("\"test\": \"t\",", "\"scenario\": {},"), "r.json: /scenario: expected a library test's record"));
+}
+
+BOOST_AUTO_TEST_CASE(the_environment_sets_the_budget_or_is_refused) {
+  lt::test_options o;
+  ::setenv("LOCKSTEP_SEEDS", "5..9", 1);
+  ::setenv("LOCKSTEP_STRATEGIES", "pct", 1);
+  lt::apply_environment(o);
+  BOOST_TEST(o.first_seed == 5U);
+  BOOST_TEST(o.runs == 5U);
+  BOOST_TEST(o.strategies == std::vector<std::string>{"pct"});
+  ::setenv("LOCKSTEP_SEEDS", "9..5", 1);
+  BOOST_CHECK_EXCEPTION(lt::apply_environment(o), lt::bad_input, [](const lt::bad_input& e) {
+    return std::string(e.what()).find("LOCKSTEP_SEEDS=\"9..5\": expected") != std::string::npos;
+  });
+  ::unsetenv("LOCKSTEP_SEEDS");
+  ::setenv("LOCKSTEP_STRATEGIES", "random,", 1);
+  BOOST_CHECK_THROW(lt::apply_environment(o), lt::bad_input);
+  ::unsetenv("LOCKSTEP_STRATEGIES");
+  ::setenv("LOCKSTEP_RUNS", "0", 1);
+  BOOST_CHECK_THROW(lt::apply_environment(o), lt::bad_input);
+  ::unsetenv("LOCKSTEP_RUNS");
+}
