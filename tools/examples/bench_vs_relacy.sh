@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Per-run cost from the user's side: the three Relacy tests ported to
+# LOCKSTEP_TEST_CASE (tools/examples/test_relacy_ports.cpp, fixed variants),
+# run from the example's own test binary built against the installed
+# package, beside Relacy's harness and lockstep's sim::run harness from the
+# Relacy comparison (../shared/peers/relacy/), in one run, round by round.
+#
+#   tools/examples/bench_vs_relacy.sh RELEASE_BUILD [ROUNDS] [RUNS]
+#
+#   RELEASE_BUILD  a Release build of lockstep with lockstep_sim, lockstep_threads,
+#                  lockstep_testing built (installed from here into a temp prefix)
+#   ROUNDS         alternating rounds (default 5); RUNS executions a measurement (default 200000)
+#   RELACY_PEER    the comparison's folder (default ../shared/peers/relacy next to the
+#                  checkout); it is copied to a temporary folder and built there
+#
+# Wall clock: executions/s of each (median over rounds; the test binary's
+# start-up, measured with one run, is subtracted). Callgrind: instructions per
+# execution, (I(2n) - I(n)) / n with n = 2000, exactly repeatable.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:?usage: bench_vs_relacy.sh RELEASE_BUILD [ROUNDS] [RUNS]}" && pwd)
+rounds=${2:-5}
+runs=${3:-200000}
+peer_src=${RELACY_PEER:-$root/../shared/peers/relacy}
+work=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-bench-library.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+FLAGS=(-std=c++20 -O2 -DNDEBUG -Wall -Wextra)
+
+echo "building: install, example (Release), relacy_peer, lockstep_peer" >&2
+cmake --install "$build" --prefix "$work/prefix" > /dev/null
+cmake -S "$root/tools/examples" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build "$work/example" -j2 --target example_tests > /dev/null
+cp -r "$peer_src" "$work/peer"
+g++ "${FLAGS[@]}" -isystem "$work/peer/relacy" -I"$work/peer/src" "$work/peer/src/relacy_peer.cpp" -o "$work/relacy_peer"
+g++ "${FLAGS[@]}" -I"$work/prefix/include/lockstep" -I"$work/peer/src" "$work/peer/src/lockstep_peer.cpp" \
+  "$work/prefix/lib/liblockstep_sim.a" -lboost_context -o "$work/lockstep_peer"
+
+test_of() { case $1 in a) echo relacy_lost_update ;; b) echo relacy_single_flight ;; c) echo relacy_three_windows ;; esac; }
+# One measurement: the command's executions/s.
+relacy() { "$work/relacy_peer" --bug "$1" --variant fixed --mode throughput --iters "$2" --repeat 1 --sched random; }
+peer() { "$work/lockstep_peer" --bug "$1" --variant fixed --mode throughput --iters "$2" --repeat 1 --strategy random; }
+library() {  # bug, runs, strategy: the test binary, as a user runs it
+  LOCKSTEP_RUNS=$2 LOCKSTEP_STRATEGIES=$3 LOCKSTEP_RECORD_DIR="$work/records" \
+    "$work/example/example_tests" --run_test="$(test_of "$1")" > /dev/null
+}
+now_ns() { date +%s%N; }
+rate_of_summary() { sed -n 's/.*median_iter_per_s=\([0-9]*\).*/\1/p'; }
+library_rate() {  # bug, strategy
+  local t0 t1 t2
+  t0=$(now_ns); library "$1" 1 "$2"; t1=$(now_ns); library "$1" "$runs" "$2"; t2=$(now_ns)
+  python3 -c "print(round(($runs - 1) / ((($t2 - $t1) - ($t1 - $t0)) / 1e9)))"
+}
+median() { python3 -c "import statistics,sys; print(round(statistics.median(float(x) for x in sys.argv[1:])))" "$@"; }
+
+declare -A rates
+for ((r = 0; r < rounds; r++)); do
+  for bug in a b c; do
+    rates[$bug,relacy]+=" $(relacy "$bug" "$runs" | rate_of_summary)"
+    rates[$bug,peer]+=" $(peer "$bug" "$runs" | rate_of_summary)"
+    rates[$bug,random]+=" $(library_rate "$bug" random)"
+    rates[$bug,pct]+=" $(library_rate "$bug" pct)"
+  done
+  echo "round $((r + 1))/$rounds done" >&2
+done
+
+# Instructions per execution under callgrind (exact: the same count every
+# time): instructions of 2n executions minus those of n, over n, so start-up cancels out.
+instr() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
+per_run() {  # tool, bug[, strategy]
+  local n=2000 one two
+  one=$(instr $(command_of "$1" "$2" "$n" "${3:-random}"))
+  two=$(instr $(command_of "$1" "$2" $((2 * n)) "${3:-random}"))
+  echo $(((two - one) / n))
+}
+command_of() {  # tool, bug, runs, strategy: one command line (no spaces inside arguments)
+  case $1 in
+    relacy) echo "$work/relacy_peer --bug $2 --variant fixed --mode throughput --repeat 1 --sched random --iters $3" ;;
+    peer) echo "$work/lockstep_peer --bug $2 --variant fixed --mode throughput --repeat 1 --strategy random --iters $3" ;;
+    library) echo "env LOCKSTEP_RUNS=$3 LOCKSTEP_STRATEGIES=$4 LOCKSTEP_RECORD_DIR=$work/records $work/example/example_tests --run_test=$(test_of "$2")" ;;
+  esac
+}
+
+echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ); load at end: $(cut -d' ' -f1-3 /proc/loadavg); $(g++ --version | head -1); lockstep $(git -C "$root" rev-parse --short HEAD); relacy $(cat "$peer_src/relacy.commit" | cut -c1-12)"
+echo
+echo "| test | Relacy random | lockstep sim::run random (peer harness) | LOCKSTEP_TEST_CASE random | LOCKSTEP_TEST_CASE pct (k probed per seed) | Relacy ÷ LOCKSTEP_TEST_CASE random |"
+echo "|---|---:|---:|---:|---:|---:|"
+for bug in a b c; do
+  # shellcheck disable=SC2086
+  rr=$(median ${rates[$bug,relacy]}); rp=$(median ${rates[$bug,peer]}); rl=$(median ${rates[$bug,random]}); rc=$(median ${rates[$bug,pct]})
+  echo "| ($bug) $(test_of "$bug") | $rr/s | $rp/s | $rl/s | $rc/s | $(python3 -c "print(f'{$rr / $rl:.1f}x')") |"
+done
+echo
+echo "Instructions per execution (callgrind, fixed variants):"
+echo
+echo "| test | Relacy random | lockstep sim::run random | LOCKSTEP_TEST_CASE random | LOCKSTEP_TEST_CASE pct |"
+echo "|---|---:|---:|---:|---:|"
+for bug in a b c; do
+  echo "| ($bug) $(test_of "$bug") | $(per_run relacy "$bug") | $(per_run peer "$bug") | $(per_run library "$bug" random) | $(per_run library "$bug" pct) |"
+done
