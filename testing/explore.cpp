@@ -48,6 +48,22 @@ std::string file_stem(const std::string& test) {
   return s;
 }
 
+// The failing run again with its trace hashed, for the record. A re-run that
+// differs means the body itself is not deterministic (it read a clock, an
+// address, shared state left by an earlier run): that is the failure reported.
+sim::run_result hashed_rerun(const sim::run_config& c, const sim::run_result& first, const test_body& body) {
+  sim::run_result r = sim::run(c, body);
+  const bool same = r.decisions == first.decisions && r.failed && r.failed->kind == first.failed->kind;
+  if (same) return r;
+  r.failed = sim::failure{sim::failure_kind::replay_divergence,
+                          "the body is not deterministic: seed " + std::to_string(c.seed) + " failed (" +
+                              std::string(sim::to_string(first.failed->kind)) + ": " + first.failed->message +
+                              ") but the same seed run again " +
+                              (r.failed ? "failed otherwise (" + r.failed->message + ")" : std::string("held")) +
+                              "; the record holds the second run"};
+  return r;
+}
+
 }  // namespace
 
 void assertion_failed(const char* file, int line, const char* condition, const std::string& message) {
@@ -139,11 +155,16 @@ explore_result explore(const std::string& test, const test_options& o, const tes
       }
       // k measured here, not inside the run, so the record holds the k used.
       const sim::run_config c = with_pct_steps(config_for(o, strategy, o.first_seed + i), body);
-      sim::run_result r = sim::run(c, body);
+      // Explore untraced: hashing the trace doubles a small run's cost, and
+      // only a failure's record needs the hash, so a failing seed is run
+      // again with it (the trace never changes a decision).
+      sim::run_config fast = c;
+      fast.trace = sim::trace_mode::off;
+      const sim::run_result first = sim::run(fast, body);
       ++out.runs;
-      if (r.ok()) continue;
+      if (first.ok()) continue;
       found_failure f;
-      f.record = test_record{test, c, std::move(r)};
+      f.record = test_record{test, c, hashed_rerun(c, first, body)};
       const std::string name = file_stem(test) + "-" + strategy + "-" + std::to_string(c.seed) + ".json";
       f.record_path = std::filesystem::absolute(std::filesystem::path(dir) / name).string();
       write_test_record(f.record_path, f.record);

@@ -166,3 +166,19 @@ BOOST_AUTO_TEST_CASE(the_environment_sets_the_budget_or_is_refused) {
   BOOST_CHECK_THROW(lt::apply_environment(o), lt::bad_input);
   ::unsetenv("LOCKSTEP_RUNS");
 }
+
+// A body that keeps state between runs fails once and then holds: the
+// exploration says the body is not deterministic instead of writing a record
+// that would never replay.
+BOOST_AUTO_TEST_CASE(a_body_that_is_not_deterministic_is_named) {
+  static int calls = 0;
+  calls = 0;
+  lt::test_options o = options_in(temp_dir("nondeterministic"));
+  o.strategies = {"random"};
+  const lt::explore_result r = lt::explore("t", o, [](sim::runtime&) { LOCKSTEP_ASSERT(++calls != 1); });
+  BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
+  const auto& failed = *r.failures.front().record.result.failed;
+  BOOST_TEST(failed.kind == sim::failure_kind::replay_divergence);
+  BOOST_TEST(failed.message.find("not deterministic") != std::string::npos);
+  std::filesystem::remove_all(o.record_dir);
+}

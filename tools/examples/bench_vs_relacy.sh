@@ -67,16 +67,18 @@ done
 # time): instructions of 2n executions minus those of n, over n, so start-up cancels out.
 instr() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
 per_run() {  # tool, bug[, strategy]
+  export LOCKSTEP_STRATEGIES=${3:-random} LOCKSTEP_RECORD_DIR=$work/records
   local n=2000 one two
-  one=$(instr $(command_of "$1" "$2" "$n" "${3:-random}"))
-  two=$(instr $(command_of "$1" "$2" $((2 * n)) "${3:-random}"))
+  # The library's budget is in the environment (valgrind does not follow env's exec).
+  one=$(LOCKSTEP_RUNS=$n instr $(command_of "$1" "$2" "$n" "${3:-random}"))
+  two=$(LOCKSTEP_RUNS=$((2 * n)) instr $(command_of "$1" "$2" $((2 * n)) "${3:-random}"))
   echo $(((two - one) / n))
 }
 command_of() {  # tool, bug, runs, strategy: one command line (no spaces inside arguments)
   case $1 in
     relacy) echo "$work/relacy_peer --bug $2 --variant fixed --mode throughput --repeat 1 --sched random --iters $3" ;;
     peer) echo "$work/lockstep_peer --bug $2 --variant fixed --mode throughput --repeat 1 --strategy random --iters $3" ;;
-    library) echo "env LOCKSTEP_RUNS=$3 LOCKSTEP_STRATEGIES=$4 LOCKSTEP_RECORD_DIR=$work/records $work/example/example_tests --run_test=$(test_of "$2")" ;;
+    library) echo "$work/example/example_tests --run_test=$(test_of "$2")" ;;
   esac
 }
 
