@@ -77,6 +77,8 @@ void apply_environment(test_options& o) {
     const auto a = to_u64(v->substr(0, dots));
     const auto b = dots == std::string::npos ? a : to_u64(v->substr(dots + 2));
     if (!a || !b || *b < *a) bad_env("LOCKSTEP_SEEDS", *v, "a seed or a range A..B with A <= B (e.g. 1..1000)");
+    // 0..2^64-1 would be 2^64 seeds, one more than runs can count.
+    if (*b - *a == UINT64_MAX) bad_env("LOCKSTEP_SEEDS", *v, "a range of fewer than 2^64 seeds");
     o.first_seed = *a;
     o.runs = *b - *a + 1;
   }

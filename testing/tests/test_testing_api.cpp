@@ -158,6 +158,8 @@ BOOST_AUTO_TEST_CASE(the_environment_sets_the_budget_or_is_refused) {
   BOOST_CHECK_EXCEPTION(lt::apply_environment(o), lt::bad_input, [](const lt::bad_input& e) {
     return std::string(e.what()).find("LOCKSTEP_SEEDS=\"9..5\": expected") != std::string::npos;
   });
+  ::setenv("LOCKSTEP_SEEDS", "0..18446744073709551615", 1);
+  BOOST_CHECK_THROW(lt::apply_environment(o), lt::bad_input);
   ::unsetenv("LOCKSTEP_SEEDS");
   ::setenv("LOCKSTEP_STRATEGIES", "random,", 1);
   BOOST_CHECK_THROW(lt::apply_environment(o), lt::bad_input);
