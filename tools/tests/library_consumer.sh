@@ -23,6 +23,11 @@ cmake --install "$build" --prefix "$work/prefix" > "$work/install.log" 2>&1 || {
 [[ -f $work/prefix/lib/cmake/lockstep/lockstepConfig.cmake && -f $work/prefix/lib/cmake/lockstep/lockstepConfigVersion.cmake ]] ||
   fail "no package config under $work/prefix/lib/cmake/lockstep"
 [[ -f $work/prefix/include/lockstep/sim/runtime.hpp ]] || fail "no <lockstep/sim/runtime.hpp> in the prefix"
+# Installed headers find each other relatively: a repo-root include
+# ("sim/x.hpp") would only work with the source tree on the include path.
+if grep -rnE '^#include "(engine|sim|testing)/' "$work/prefix/include/lockstep"; then
+  fail "an installed header includes by repository path (see above): make it relative"
+fi
 # Only the prefix: no path into the source or build tree reaches the example.
 cmake -S "$src/tools/examples" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx" \
   -DEXAMPLE_WERROR=ON > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configuring the example failed"; }
