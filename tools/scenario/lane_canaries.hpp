@@ -147,6 +147,48 @@ class canary_router {
   config_t cfg_;
 };
 
+// --- the canary consumer wrapper ------------------------------------------------
+
+/// A lane consumer wrapper broken on purpose, in front of the real router
+/// (the consumer_* scenario canaries). It contains the consumer's panic as a
+/// correct wrapper does, but then mishandles the lane's next item: LosesNext
+/// drops it unhandled; ReordersNext holds it back and hands it over after the
+/// item that follows it (or never, when none follows). Plain fields: the
+/// simulator is one OS thread (the threads backend refuses lane canaries).
+template <class Item>
+class consumer_canary {
+ public:
+  enum class flaw : std::uint8_t { loses_next, reorders_next };
+  explicit consumer_canary(flaw f) : flaw_(f) {}
+
+  /// Hands `it`, arriving on `lane`, to `consume` (which returns true when
+  /// the call panicked and was contained) — or, after a panic, does not.
+  template <class Consume>
+  void feed(std::uint64_t lane, const Item& it, Consume&& consume) {
+    per_lane& l = lanes_[lane];
+    if (l.after_panic) {
+      l.after_panic = false;
+      if (flaw_ == flaw::reorders_next) l.held = it;
+      return;  // the flaw: this item is lost, or comes after the next one
+    }
+    bool panicked = consume(it);
+    if (l.held) {
+      const Item late = *l.held;
+      l.held.reset();
+      panicked = consume(late) || panicked;
+    }
+    l.after_panic = panicked;
+  }
+
+ private:
+  struct per_lane {
+    bool after_panic = false;
+    std::optional<Item> held;
+  };
+  flaw flaw_;
+  std::map<std::uint64_t, per_lane> lanes_;
+};
+
 // --- the oracle ---------------------------------------------------------------
 
 inline std::string str(std::uint64_t n) { return std::to_string(n); }
