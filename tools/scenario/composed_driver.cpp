@@ -107,29 +107,12 @@ void drive(Rt& rt, const scenario& s) {
     e.kind = composed_event_kind::forwarded;
     e.shard_item = si.uid;
     e.value = read ? read->value : it.id;
-    e.sent = shard_parts::submit_logged(*sst, *shards, shards->get(), si, wiring.forward_via_try);
+    const auto h = shards->get();  // alive for the call and its event, whoever drops the router meanwhile
+    e.sent = shard_parts::submit_logged(*sst, *shards, h, si, wiring.forward_via_try);
     comp->log.record(e);
   };
-  // The consumer's item is the lane item: the body needs it, so it is bound per call.
-  auto consumer = [&rt, &s, lst, body](lane_item it) {
-    (void)lane_parts::consume_logged(rt, s, *lst, it, [&] { body(it); });
-  };
-  std::function<void(lane_item)> consume = consumer;
-  if constexpr (is_sim<Rt>) {
-    if (is_consumer_canary(lanes.canary)) {
-      using canary_t = models::velo::consumer_canary<lane_item>;
-      auto canary = std::make_shared<canary_t>(lanes.canary == lanes_canary::consumer_loses_after_panic
-                                                   ? canary_t::flaw::loses_next
-                                                   : canary_t::flaw::reorders_next);
-      consume = [&rt, &s, lst, body, canary](lane_item it) {
-        canary->feed(current_fiber(rt), it, [&](const lane_item& one) {
-          return lane_parts::consume_logged(rt, s, *lst, one, [&] { body(one); });
-        });
-      };
-    }
-  }
   lane_parts::router_handle<Rt, Router> router{
-      std::make_shared<Router>(rt, consume, lane_parts::config_of(rt, lanes, lst))};
+      std::make_shared<Router>(rt, lane_parts::make_consumer(rt, s, lst, body), lane_parts::config_of(rt, lanes, lst))};
 
   std::vector<typename Rt::task> actors;
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
@@ -217,30 +200,8 @@ void drive(Rt& rt, const scenario& s) {
 template <class Rt>
 void run_composed_scenario(Rt& rt, const scenario& s) {
   // Flight canaries are planted only in a single-flight system (the reader
-  // refuses them here): one instantiation per lane router, not per pair. A
-  // consumer canary breaks the consumer wrapper in front of the real router.
-  if (s.lanes->canary == lanes_canary::none || is_consumer_canary(s.lanes->canary)) {
-    drive<Rt, lane_router<Rt, std::uint64_t, lane_item>>(rt, s);
-    return;
-  }
-  // The router canaries are models written for the simulator (tools/scenario/lane_canaries.hpp).
-  if constexpr (is_sim<Rt>) {
-    switch (s.lanes->canary) {
-      case lanes_canary::none:
-      case lanes_canary::consumer_loses_after_panic:
-      case lanes_canary::consumer_reorders_after_panic:
-        break;
-      case lanes_canary::send_after_unlock: drive<Rt, models::velo::canary_router<lane_item, true, false>>(rt, s); break;
-      case lanes_canary::decrement_at_dequeue:
-        drive<Rt, models::velo::canary_router<lane_item, false, true>>(rt, s);
-        break;
-      case lanes_canary::replace_lane_on_route:
-        drive<Rt, models::velo::canary_router<lane_item, false, false, true>>(rt, s);
-        break;
-    }
-  } else {
-    throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
-  }
+  // refuses them here): one instantiation per lane router, not per pair.
+  lane_parts::with_router<Rt>(s, [&]<class Router>() { drive<Rt, Router>(rt, s); });
 }
 
 template void run_composed_scenario<sim::runtime>(sim::runtime&, const scenario&);

@@ -193,7 +193,7 @@ consumer_outcome decide(Rt& rt, const scenario& s, shared_state<Rt>& st, std::ui
 }
 
 /// One consumer call as behaviour.consumer says: logs its start, takes its
-/// duration, then panics, returns an error, or does `body` (what a composed
+/// duration, then panics, returns an error, or does body(it) (what a composed
 /// system's consumer does with the item; nothing alone). A panic is caught
 /// here, as the seed's OrderedDispatcher catches its handler's (catch_unwind):
 /// the lane survives and goes on in order. Logs the call's outcome; returns
@@ -217,7 +217,7 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
     }
     done.outcome = what;
     if (what == consumer_outcome::panic) throw consumer_panic();
-    if (what == consumer_outcome::ok) body();
+    if (what == consumer_outcome::ok) body(it);
   } catch (const consumer_panic&) {
     if (!s.consumer_contains) throw;  // escapes into the lane: the router does not catch it
   }
@@ -228,6 +228,7 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
 
 /// The consumer the router is built with: consume_logged for each item, or,
 /// with a consumer canary planted (simulator only), behind its broken wrapper.
+/// `body` must outlive the router's lanes (it is copied in).
 template <class Rt, class Body>
 std::function<void(item)> make_consumer(Rt& rt, const scenario& s, std::shared_ptr<shared_state<Rt>> st, Body body) {
   auto one = [&rt, &s, st, body](const item& it) { return consume_logged(rt, s, *st, it, body); };
@@ -241,6 +242,27 @@ std::function<void(item)> make_consumer(Rt& rt, const scenario& s, std::shared_p
     }
   }
   return [one](item it) { (void)one(it); };
+}
+
+/// Calls f.template operator()<Router>() with the router the scenario asks
+/// for: the real one (also behind a consumer canary), or one of the broken
+/// routers, which are models written for the simulator
+/// (check_threads_settings refuses them on threads).
+template <class Rt, class F>
+void with_router(const scenario& s, F&& f) {
+  const lanes_canary c = s.lanes->canary;
+  if (c == lanes_canary::none || is_consumer_canary(c)) {
+    f.template operator()<lane_router<Rt, std::uint64_t, item>>();
+    return;
+  }
+  if constexpr (is_sim<Rt>) {
+    using models::velo::canary_router;
+    if (c == lanes_canary::send_after_unlock) f.template operator()<canary_router<item, true, false>>();
+    if (c == lanes_canary::decrement_at_dequeue) f.template operator()<canary_router<item, false, true>>();
+    if (c == lanes_canary::replace_lane_on_route) f.template operator()<canary_router<item, false, false, true>>();
+  } else {
+    throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
+  }
 }
 
 /// Checks the lane oracles over the log; a violation ends the run.

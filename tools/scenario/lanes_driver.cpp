@@ -31,7 +31,7 @@ void drive(Rt& rt, const scenario& s) {
   auto st = std::make_shared<shared_state<Rt>>(rt);
   const lane_parts::log_closer<Rt> closer{*st};
   lane_parts::router_handle<Rt, Router> router{
-      std::make_shared<Router>(rt, lane_parts::make_consumer(rt, s, st, [] {}), lane_parts::config_of(rt, sys, st))};
+      std::make_shared<Router>(rt, lane_parts::make_consumer(rt, s, st, [](const item&) {}), lane_parts::config_of(rt, sys, st))};
 
   std::vector<typename runtime::task> actors;
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
@@ -120,31 +120,7 @@ void drive(Rt& rt, const scenario& s) {
 
 template <class Rt>
 void run_lanes_scenario(Rt& rt, const scenario& s) {
-  // A consumer canary breaks the scenario's consumer wrapper, not the router.
-  if (s.lanes->canary == lanes_canary::none || is_consumer_canary(s.lanes->canary)) {
-    drive<Rt, lane_router<Rt, std::uint64_t, item>>(rt, s);
-    return;
-  }
-  // The canaries are models written for the simulator (tools/scenario/lane_canaries.hpp).
-  if constexpr (is_sim<Rt>) {
-    switch (s.lanes->canary) {
-      case lanes_canary::none:
-      case lanes_canary::consumer_loses_after_panic:
-      case lanes_canary::consumer_reorders_after_panic:
-        break;
-      case lanes_canary::send_after_unlock:
-        drive<Rt, models::velo::canary_router<item, true, false>>(rt, s);
-        break;
-      case lanes_canary::decrement_at_dequeue:
-        drive<Rt, models::velo::canary_router<item, false, true>>(rt, s);
-        break;
-      case lanes_canary::replace_lane_on_route:
-        drive<Rt, models::velo::canary_router<item, false, false, true>>(rt, s);
-        break;
-    }
-  } else {
-    throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
-  }
+  lane_parts::with_router<Rt>(s, [&]<class Router>() { drive<Rt, Router>(rt, s); });
 }
 
 template void run_lanes_scenario<sim::runtime>(sim::runtime&, const scenario&);
