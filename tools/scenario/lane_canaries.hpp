@@ -1,8 +1,10 @@
 // tools/scenario/lane_canaries.hpp — what the lane router race tests
-// (engine/tests/test_lanes_races.cpp) and the scenario lanes driver
-// (lanes_driver.cpp) share: a lane router broken on purpose for their
-// canaries; and the oracle the race tests feed from producers, consumer and
-// lane observer (scenarios check the event log instead, lane_oracles.hpp).
+// (engine/tests/test_lanes_races.cpp) and the scenario lane drivers
+// (lane_parts.hpp) share: a lane router broken on purpose for their
+// canaries; a lane consumer wrapper broken on purpose (the consumer_*
+// scenario canaries, in front of the real router); and the oracle the race
+// tests feed from producers, consumer and lane observer (scenarios check the
+// event log instead, lane_oracles.hpp).
 //
 // Oracles: strict order per (key, producer); every admitted item handled
 // exactly once and every refused one never (a refusal hands the very item
