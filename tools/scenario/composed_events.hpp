@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/runtime.hpp"
+#include "tools/scenario/event_log.hpp"
 #include "tools/scenario/flight_events.hpp"
 
 namespace lockstep::scenario {
@@ -45,40 +46,25 @@ constexpr std::string_view name_of(composed_event_kind k) {
   return "composed.?";
 }
 
-/// Appends events and writes them to the run's trace (fixed field order).
-class composed_event_log {
- public:
-  explicit composed_event_log(sim::runtime& rt) : rt_(rt) {}
-
-  void record(composed_event e) {
-    if (!open_) return;
-    e.t = rt_.now();
-    auto& line = rt_.note(name_of(e.kind)).field_u("n", events_.size()).field_u("item", e.item).field_u("key", e.key);
-    switch (e.kind) {
-      case composed_event_kind::looked_up:
-        line.field_u("waiter", e.waiter).field_u("flight", e.flight).field("answer", name_of(e.answer));
-        if (e.answer != flight_answer::abandoned) line.field_u("value", e.value);
-        break;
-      case composed_event_kind::forwarded:
-        line.field_u("shard_item", e.shard_item).field_u("value", e.value).field("sent", e.sent ? "yes" : "no");
-        break;
-      case composed_event_kind::kept:
-        line.field("answer", name_of(e.answer));
-        break;
-    }
-    line.end();
-    events_.push_back(e);
+/// The event's fields after "n" in its trace line (fixed order).
+inline void write_fields(sim::trace& line, const composed_event& e) {
+  line.field_u("item", e.item).field_u("key", e.key);
+  switch (e.kind) {
+    case composed_event_kind::looked_up:
+      line.field_u("waiter", e.waiter).field_u("flight", e.flight).field("answer", name_of(e.answer));
+      if (e.answer != flight_answer::abandoned) line.field_u("value", e.value);
+      break;
+    case composed_event_kind::forwarded:
+      line.field_u("shard_item", e.shard_item).field_u("value", e.value).field("sent", e.sent ? "yes" : "no");
+      break;
+    case composed_event_kind::kept:
+      line.field("answer", name_of(e.answer));
+      break;
   }
+}
 
-  /// After this, nothing is recorded: what the executor's teardown does to
-  /// leftover fibers is not the scenario's.
-  void close() { open_ = false; }
-  [[nodiscard]] const std::vector<composed_event>& events() const { return events_; }
-
- private:
-  sim::runtime& rt_;
-  std::vector<composed_event> events_;
-  bool open_ = true;
-};
+/// Appends events; in the sim, writes each to the run's trace (event_log.hpp).
+template <class Rt>
+using composed_event_log = event_log<Rt, composed_event>;
 
 }  // namespace lockstep::scenario

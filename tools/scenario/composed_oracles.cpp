@@ -23,6 +23,9 @@ struct path {
   std::uint64_t key = 0;
   bool admitted = false;
   bool handled = false;
+  /// The consumer call returned an error or panicked (and contained it):
+  /// the item ends in the consumer, before any lookup or forward.
+  std::optional<consumer_outcome> failed;
   int lookups = 0;
   int outs = 0;  // forwarded or kept
   std::optional<composed_event> lookup;
@@ -44,7 +47,10 @@ std::optional<violation> check_composed_logs(const composed_logs& logs, const co
       items[e.item].admitted = true;
       items[e.item].key = e.key;
     }
-    if (e.kind == lane_event_kind::handled) items[e.item].handled = true;
+    if (e.kind == lane_event_kind::handled) {
+      items[e.item].handled = true;
+      if (e.outcome != consumer_outcome::ok) items[e.item].failed = e.outcome;
+    }
   }
   // What each waiter read, and the ok values each flight handed out, from the flight log.
   std::map<std::uint64_t, const flight_event*> read_by;  // waiter -> its answered event
@@ -77,6 +83,10 @@ std::optional<violation> check_composed_logs(const composed_logs& logs, const co
     const std::string at = where(e, n) + ": item " + str(e.item);
     if (!p.admitted) {
       report(at + " reached the consumer's " + std::string(name_of(e.kind)) + " but the lanes never admitted it");
+    }
+    if (p.failed) {
+      report(at + " reached the consumer's " + std::string(name_of(e.kind)) + " although its consumer call ended in " +
+             std::string(name_of(*p.failed)));
     }
     switch (e.kind) {
       case composed_event_kind::looked_up: {
@@ -140,7 +150,7 @@ std::optional<violation> check_composed_logs(const composed_logs& logs, const co
   if (found || !s.end_of_run) return found;
 
   for (const auto& [item, p] : items) {
-    if (!p.admitted) continue;
+    if (!p.admitted || p.failed) continue;  // a failed consumer call is where the item ends
     const std::string at = "key " + str(p.key) + ": item " + str(item);
     if (s.lookup && p.lookups == 0) {
       report(at + " was admitted by the lanes but never looked up (lost before the single-flight table)");

@@ -12,7 +12,10 @@
 //             outcome (completed, expired or coalesced), one it handed back
 //             is in the shard log as handed back. At the end of the run, an
 //             item admitted but never through the composition, or forwarded
-//             and never out of the shards, is lost.
+//             and never out of the shards, is lost. An item whose consumer
+//             call failed (behaviour.consumer.outcomes: error, or a panic the
+//             consumer contained) ends there: it is neither looked up nor
+//             forwarded, and it is not lost.
 //
 // Each component's own oracles still check its own log; this one checks only
 // what passes between them, so a component that loses or duplicates an item

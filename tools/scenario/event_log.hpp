@@ -78,6 +78,16 @@ inline void check_liveness(threads::runtime&, bool holds, std::string_view oracl
   if (!holds) threads_verdict(oracle, message, true);
 }
 
+/// The liveness phase's wait: sleeps in slices of a 64th of the budget
+/// until done() or the budget is spent; returns done().
+template <class Rt, class Done>
+bool settle(Rt& rt, std::int64_t budget_ns, Done&& done) {
+  const std::int64_t deadline = rt.now() + budget_ns;
+  const std::int64_t quantum = std::max<std::int64_t>(1, budget_ns / 64);
+  while (!done() && rt.now() < deadline) rt.sleep_for(std::min(quantum, deadline - rt.now()));
+  return done();
+}
+
 template <class Rt, class Event>
 class event_log;
 

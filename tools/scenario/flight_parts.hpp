@@ -1,13 +1,15 @@
-// tools/scenario/flight_parts.hpp — the pieces of a single-flight scenario
-// that more than one driver uses (flights_driver.cpp alone, composed_driver.cpp
-// as the lane consumer's lookup): the outcome a flight hands its waiters, the
-// worker that does what behaviour.worker says, and one waiter's join, wait and
-// log.
+// tools/scenario/flight_parts.hpp — the one copy of a single-flight
+// scenario's setup, for every driver that has the table (flights_driver.cpp
+// alone, composed_driver.cpp as the lane consumer's lookup), on either
+// backend: the outcome a flight hands its waiters, what the waiters and
+// workers share and how their fibers are counted live, the worker that does
+// what behaviour.worker says, and one waiter's join, wait and log.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,14 +17,13 @@
 #include <vector>
 
 #include "engine/single_flight.hpp"
-#include "tools/scenario/flight_canaries.hpp"
 #include "tools/scenario/draws.hpp"
+#include "tools/scenario/event_log.hpp"
+#include "tools/scenario/flight_canaries.hpp"
 #include "tools/scenario/flight_events.hpp"
 #include "tools/scenario/scenario.hpp"
 
 namespace lockstep::scenario::flight_parts {
-
-using sim::runtime;
 
 /// What a flight hands its waiters.
 struct outcome {
@@ -32,39 +33,78 @@ struct outcome {
 };
 
 using key_type = std::uint64_t;
-using real_flight = single_flight<runtime, key_type, outcome>;
-template <models::probation::bug B>
-using broken = models::probation::broken_flight<runtime, key_type, outcome, B>;
+template <class Rt>
+using real_flight = single_flight<Rt, key_type, outcome>;
+template <class Rt, models::probation::bug B>
+using broken = models::probation::broken_flight<Rt, key_type, outcome, B>;
 
 struct worker_panic : std::runtime_error {
   worker_panic() : std::runtime_error("deliberate worker panic (behaviour.worker.outcomes)") {}
 };
 
-/// What the actors, waiters and workers share. Plain fields: the simulator
-/// runs every fiber on one OS thread.
+/// What the actors, waiters and workers share: counts atomic on threads
+/// (event_log.hpp), and `tasks` guarded by `mu` (a no-op in the sim).
+template <class Rt>
 struct shared_state {
-  explicit shared_state(runtime& rt) : log(rt) {}
-  flight_event_log<runtime> log;
-  std::uint64_t workers = 0;  // workers started so far, for nth_call rules
-  std::uint64_t waiters = 0;  // waiters started so far: their run-wide numbers
-  std::size_t live = 0;       // waiter and worker fibers not yet ended
-  std::vector<runtime::task> tasks;
-  std::map<std::string, std::vector<runtime::task>> named;  // join id -> its waiters, for leave steps
+  explicit shared_state(Rt& rt) : log(rt) {}
+  flight_event_log<Rt> log;
+  counter<Rt> workers{0};             // workers started so far, for nth_call rules
+  counter<Rt> waiters{0};             // waiters started so far: their run-wide numbers
+  counter<Rt, std::size_t> live{0};   // waiter and worker fibers not yet ended
+  state_lock<Rt> mu;
+  std::vector<typename Rt::task> tasks;
+  std::map<std::string, std::vector<typename Rt::task>> named;  // join id -> its waiters, for leave steps (under mu)
+
+  void keep(typename Rt::task t) {
+    const std::lock_guard hold(mu);
+    tasks.push_back(std::move(t));
+  }
 };
 
 /// Closes the log however drive ends: what teardown does is not the scenario's.
+template <class Rt>
 struct log_closer {
-  shared_state& st;
+  shared_state<Rt>& st;
   ~log_closer() { st.log.close(); }
 };
 
-/// Counts a fiber as live for as long as its body runs, however it ends.
+/// Counts a fiber as live for as long as its body runs, however it ends (in
+/// the sim; on threads live_token counts it).
+template <class Rt>
 struct live_guard {
-  shared_state& st;
-  explicit live_guard(shared_state& s) : st(s) { ++st.live; }
-  ~live_guard() { --st.live; }
+  shared_state<Rt>& st;
+  explicit live_guard(shared_state<Rt>& s) : st(s) {
+    if constexpr (is_sim<Rt>) ++st.live;
+  }
+  ~live_guard() {
+    if constexpr (is_sim<Rt>) --st.live;
+  }
   live_guard(const live_guard&) = delete;
   live_guard& operator=(const live_guard&) = delete;
+};
+
+/// On threads, counts a fiber as live from before its spawn until its body's
+/// captures are destroyed, whether the body ran or was dropped unrun (a waiter
+/// cancelled before it started): counted only from when its body starts, a
+/// fiber spawned on another core and not yet running would let the liveness
+/// phase see nothing live and end early. In the sim it counts nothing, so the
+/// main fiber reads the same counts at the same points as it always has.
+template <class Rt>
+struct live_token {
+  std::shared_ptr<shared_state<Rt>> st;
+  explicit live_token(const std::shared_ptr<shared_state<Rt>>& s) {
+    if constexpr (!is_sim<Rt>) {
+      st = s;
+      ++st->live;
+    }
+  }
+  live_token(live_token&& o) noexcept : st(std::move(o.st)) {}
+  live_token(const live_token&) = delete;
+  live_token& operator=(const live_token&) = delete;
+  live_token& operator=(live_token&&) = delete;
+  ~live_token() {
+    if (st) --st->live;
+  }
 };
 
 inline flight_event about(flight_event_kind kind, key_type key, std::uint64_t flight) {
@@ -77,7 +117,8 @@ inline flight_event about(flight_event_kind kind, key_type key, std::uint64_t fl
 
 // The first rule that matches wins; a percent rule draws only when reached,
 // so the draws a run makes depend on the schedule and the seed alone.
-inline const worker_rule* decide(runtime& rt, const worker_behaviour& b, key_type key, std::uint64_t call) {
+template <class Rt>
+const worker_rule* decide(Rt& rt, const worker_behaviour& b, key_type key, std::uint64_t call) {
   for (const worker_rule& r : b.outcomes) {
     bool match = false;
     switch (r.on) {
@@ -90,13 +131,13 @@ inline const worker_rule* decide(runtime& rt, const worker_behaviour& b, key_typ
   return nullptr;
 }
 
-template <class Flight>
-void start_worker(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+template <class Rt, class Flight>
+void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
                   std::shared_ptr<typename Flight::slot> work, std::uint32_t core) {
   // Made before the spawn and moved in: a worker dropped before it ever ran still answers.
   typename Flight::resolution res(f, key, work, outcome{flight_answer::abandoned, 0}, "key " + std::to_string(key));
-  st->tasks.push_back(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res)]() mutable {
-    const live_guard live(*st);
+  st->keep(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res), tok = live_token<Rt>(st)]() mutable {
+    const live_guard<Rt> live(*st);
     const std::uint64_t id = work->id();
     bool answered = false;
     {
@@ -138,10 +179,10 @@ void start_worker(runtime& rt, const scenario& s, const std::shared_ptr<shared_s
 /// One waiter: joins `key`, starts the worker when it leads, then (after a
 /// scheduling point) waits; returns the `answered` event it logged. A
 /// cancellation of its fiber logs `left` and propagates.
-template <class Flight>
-flight_event waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st, Flight& f, key_type key,
+template <class Rt, class Flight>
+flight_event waiter_body(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
                  std::uint64_t number, std::uint32_t core) {
-  const live_guard live(*st);
+  const live_guard<Rt> live(*st);
   std::optional<std::uint64_t> flight;
   try {
     const std::uint64_t called_at = st->log.size();
@@ -152,7 +193,7 @@ flight_event waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<s
     e.leader = j.leader;
     e.called_at = called_at;
     st->log.record(e);
-    if (j.leader) start_worker<Flight>(rt, s, st, f, key, j.work, core);
+    if (j.leader) start_worker<Rt, Flight>(rt, s, st, f, key, j.work, core);
     // A scheduling point between the join and the subscription: the worker
     // may answer before this waiter subscribes (the late subscriber race).
     rt.yield_now();
@@ -171,6 +212,17 @@ flight_event waiter_body(runtime& rt, const scenario& s, const std::shared_ptr<s
     }
     throw;
   }
+}
+
+/// The table's observer: only the two transitions made under the table lock
+/// that nothing outside can see when they happen; everything else is
+/// observed from outside.
+template <class Rt>
+auto table_observer(const std::shared_ptr<shared_state<Rt>>& st) {
+  return [st](const key_type& key, std::uint64_t id, lockstep::flight_event e) {
+    if (e == lockstep::flight_event::cancelled) st->log.record(about(flight_event_kind::cancelled, key, id));
+    if (e == lockstep::flight_event::retired) st->log.record(about(flight_event_kind::retired, key, id));
+  };
 }
 
 }  // namespace lockstep::scenario::flight_parts

@@ -16,206 +16,20 @@
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/flight_events.hpp"
 #include "tools/scenario/flight_oracles.hpp"
+#include "tools/scenario/flight_parts.hpp"
 
 namespace lockstep::scenario {
 namespace {
 
-/// What a flight hands its waiters.
-struct outcome {
-  flight_answer answer = flight_answer::ok;
-  std::uint64_t value = 0;
-  bool operator==(const outcome&) const = default;
-};
-
-using key_type = std::uint64_t;
-template <class Rt>
-using real_flight = single_flight<Rt, key_type, outcome>;
-template <class Rt, models::probation::bug B>
-using broken = models::probation::broken_flight<Rt, key_type, outcome, B>;
-
-struct worker_panic : std::runtime_error {
-  worker_panic() : std::runtime_error("deliberate worker panic (behaviour.worker.outcomes)") {}
-};
-
-/// What the actors, waiters and workers share: counts atomic on threads
-/// (event_log.hpp), and `tasks` guarded by `mu` (a no-op in the sim).
-template <class Rt>
-struct shared_state {
-  explicit shared_state(Rt& rt) : log(rt) {}
-  flight_event_log<Rt> log;
-  counter<Rt> workers{0};             // workers started so far, for nth_call rules
-  counter<Rt> waiters{0};             // waiters started so far: their run-wide numbers
-  counter<Rt, std::size_t> live{0};   // waiter and worker fibers not yet ended
-  state_lock<Rt> mu;
-  std::vector<typename Rt::task> tasks;
-  std::map<std::string, std::vector<typename Rt::task>> named;  // join id -> its waiters, for leave steps (under mu)
-
-  void keep(typename Rt::task t) {
-    const std::lock_guard hold(mu);
-    tasks.push_back(std::move(t));
-  }
-};
-
-/// Closes the log however drive ends: what teardown does is not the scenario's.
-template <class Rt>
-struct log_closer {
-  shared_state<Rt>& st;
-  ~log_closer() { st.log.close(); }
-};
-
-/// Counts a fiber as live for as long as its body runs, however it ends (in
-/// the sim; on threads live_token counts it).
-template <class Rt>
-struct live_guard {
-  shared_state<Rt>& st;
-  explicit live_guard(shared_state<Rt>& s) : st(s) {
-    if constexpr (is_sim<Rt>) ++st.live;
-  }
-  ~live_guard() {
-    if constexpr (is_sim<Rt>) --st.live;
-  }
-  live_guard(const live_guard&) = delete;
-  live_guard& operator=(const live_guard&) = delete;
-};
-
-/// On threads, counts a fiber as live from before its spawn until its body's
-/// captures are destroyed, whether the body ran or was dropped unrun (a waiter
-/// cancelled before it started): counted only from when its body starts, a
-/// fiber spawned on another core and not yet running would let the liveness
-/// phase see nothing live and end early. In the sim it counts nothing, so the
-/// main fiber reads the same counts at the same points as it always has.
-template <class Rt>
-struct live_token {
-  std::shared_ptr<shared_state<Rt>> st;
-  explicit live_token(const std::shared_ptr<shared_state<Rt>>& s) {
-    if constexpr (!is_sim<Rt>) {
-      st = s;
-      ++st->live;
-    }
-  }
-  live_token(live_token&& o) noexcept : st(std::move(o.st)) {}
-  live_token(const live_token&) = delete;
-  live_token& operator=(const live_token&) = delete;
-  live_token& operator=(live_token&&) = delete;
-  ~live_token() {
-    if (st) --st->live;
-  }
-};
-
-flight_event about(flight_event_kind kind, key_type key, std::uint64_t flight) {
-  flight_event e;
-  e.kind = kind;
-  e.key = key;
-  e.flight = flight;
-  return e;
-}
-
-// The first rule that matches wins; a percent rule draws only when reached,
-// so the draws a run makes depend on the schedule and the seed alone.
-template <class Rt>
-const worker_rule* decide(Rt& rt, const worker_behaviour& b, key_type key, std::uint64_t call) {
-  for (const worker_rule& r : b.outcomes) {
-    bool match = false;
-    switch (r.on) {
-      case worker_rule::when::key: match = key == r.value; break;
-      case worker_rule::when::nth_call: match = call == r.value; break;
-      case worker_rule::when::percent: match = rt.random() % 100 < r.value; break;
-    }
-    if (match) return &r;
-  }
-  return nullptr;
-}
-
-template <class Rt, class Flight>
-void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
-                  std::shared_ptr<typename Flight::slot> work, std::uint32_t core) {
-  // Made before the spawn and moved in: a worker dropped before it ever ran still answers.
-  typename Flight::resolution res(f, key, work, outcome{flight_answer::abandoned, 0}, "key " + std::to_string(key));
-  st->keep(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res), tok = live_token<Rt>(st)]() mutable {
-    const live_guard<Rt> live(*st);
-    const std::uint64_t id = work->id();
-    bool answered = false;
-    {
-      // In a scope of its own: the resolution retires the flight before the fiber ends.
-      typename Flight::resolution r = std::move(res);
-      st->log.record(about(flight_event_kind::led, key, id));
-      try {
-        const std::uint64_t ns = draw(rt, s.worker.duration_ns);
-        if (ns > 0) {
-          rt.sleep_for(static_cast<std::int64_t>(ns));
-        } else {
-          rt.yield_now();  // a scheduling point even for an instant worker
-        }
-        const worker_rule* rule = decide(rt, s.worker, key, ++st->workers);
-        const worker_outcome what = rule ? rule->outcome : worker_outcome::ok;
-        if (what == worker_outcome::panic) {
-          st->log.record(about(flight_event_kind::panicked, key, id));
-          throw worker_panic();
-        }
-        if (what == worker_outcome::stops_early) {
-          // Gives up without an outcome: the resolution answers "abandoned".
-        } else if (work->begin_publishing()) {
-          st->log.record(about(flight_event_kind::published, key, id));
-          rt.yield_now();  // a waiter leaving now finds the publication begun and lets it finish
-          const std::uint64_t v = rule && rule->answer ? *rule->answer : id;
-          r.answer(outcome{what == worker_outcome::error ? flight_answer::error : flight_answer::ok, v});
-          answered = true;
-          rt.yield_now();  // joins and waiters may run between the answer and the retirement
-
-        }
-      } catch (const worker_panic&) {
-        // The worker's task boundary: the resolution answers "abandoned" on the way out.
-      }
-      if (!answered) st->log.record(about(flight_event_kind::abandoned, key, id));
-    }
-  }));
-}
-
-template <class Rt, class Flight>
-void waiter_body(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
-                 std::uint64_t number, std::uint32_t core) {
-  const live_guard<Rt> live(*st);
-  std::optional<std::uint64_t> flight;
-  try {
-    const std::uint64_t called_at = st->log.size();
-    auto j = f.join(key);
-    flight = j.work->id();
-    flight_event e = about(flight_event_kind::joined, key, *flight);
-    e.waiter = number;
-    e.leader = j.leader;
-    e.called_at = called_at;
-    st->log.record(e);
-    if (j.leader) start_worker<Rt, Flight>(rt, s, st, f, key, j.work, core);
-    // A scheduling point between the join and the subscription: the worker
-    // may answer before this waiter subscribes (the late subscriber race).
-    rt.yield_now();
-    const std::optional<outcome> got = j.work->wait();
-    flight_event a = about(flight_event_kind::answered, key, *flight);
-    a.waiter = number;
-    a.answer = got ? got->answer : flight_answer::abandoned;
-    a.value = got ? got->value : 0;
-    st->log.record(a);
-  } catch (const fiber_cancelled&) {
-    if (flight) {
-      flight_event e = about(flight_event_kind::left, key, *flight);
-      e.waiter = number;
-      st->log.record(e);
-    }
-    throw;
-  }
-}
+using flight_parts::key_type;
+using flight_parts::shared_state;
 
 template <class Rt, class Flight>
 void drive(Rt& rt, const scenario& s) {
   using runtime = Rt;
   auto st = std::make_shared<shared_state<Rt>>(rt);
-  const log_closer<Rt> closer{*st};
-  Flight f(rt, [st](const key_type& key, std::uint64_t id, lockstep::flight_event e) {
-    // Only the two transitions made under the table lock that nothing outside
-    // can see when they happen; everything else is observed from outside.
-    if (e == lockstep::flight_event::cancelled) st->log.record(about(flight_event_kind::cancelled, key, id));
-    if (e == lockstep::flight_event::retired) st->log.record(about(flight_event_kind::retired, key, id));
-  });
+  const flight_parts::log_closer<Rt> closer{*st};
+  Flight f(rt, flight_parts::table_observer(st));
 
   std::vector<typename runtime::task> actors;
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
@@ -242,8 +56,8 @@ void drive(Rt& rt, const scenario& s) {
           const key_type key = draw(rt, stp.key);
           const std::uint64_t number = ++st->waiters;
           typename runtime::task w = rt.spawn_on(core, "waiter." + std::to_string(number),
-                                                 [&rt, &s, st, &f, key, number, core, tok = live_token<Rt>(st)] {
-                                                   waiter_body<Rt, Flight>(rt, s, st, f, key, number, core);
+                                                 [&rt, &s, st, &f, key, number, core, tok = flight_parts::live_token<Rt>(st)] {
+                                                   flight_parts::waiter_body<Rt, Flight>(rt, s, st, f, key, number, core);
                                                  });
           st->keep(w);
           if (!stp.join_id.empty()) {
@@ -266,10 +80,7 @@ void drive(Rt& rt, const scenario& s) {
 
   // Liveness: with the workload over, every waiter must be answered or gone
   // and every worker done within the budget.
-  const std::int64_t deadline = rt.now() + s.liveness_ns;
-  const std::int64_t quantum = std::max<std::int64_t>(1, s.liveness_ns / 64);
-  while (st->live > 0 && rt.now() < deadline) rt.sleep_for(std::min(quantum, deadline - rt.now()));
-  const bool settled = st->live == 0;
+  const bool settled = settle(rt, s.liveness_ns, [&] { return st->live == 0; });
 
   flight_oracle_settings os;
   os.enabled = s.oracles;
@@ -324,6 +135,8 @@ void drive(Rt& rt, const scenario& s) {
 template <class Rt>
 void run_flights_scenario(Rt& rt, const scenario& s) {
   using models::probation::bug;
+  using flight_parts::broken;
+  using flight_parts::real_flight;
   switch (s.single_flight->canary) {
     case flight_canary::none: drive<Rt, real_flight<Rt>>(rt, s); break;
     case flight_canary::send_skips_without_subscribers: drive<Rt, broken<Rt, bug::send_skips_without_subscribers>>(rt, s); break;

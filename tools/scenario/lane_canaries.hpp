@@ -1,8 +1,10 @@
 // tools/scenario/lane_canaries.hpp — what the lane router race tests
-// (engine/tests/test_lanes_races.cpp) and the scenario lanes driver
-// (lanes_driver.cpp) share: a lane router broken on purpose for their
-// canaries; and the oracle the race tests feed from producers, consumer and
-// lane observer (scenarios check the event log instead, lane_oracles.hpp).
+// (engine/tests/test_lanes_races.cpp) and the scenario lane drivers
+// (lane_parts.hpp) share: a lane router broken on purpose for their
+// canaries; a lane consumer wrapper broken on purpose (the consumer_*
+// scenario canaries, in front of the real router); and the oracle the race
+// tests feed from producers, consumer and lane observer (scenarios check the
+// event log instead, lane_oracles.hpp).
 //
 // Oracles: strict order per (key, producer); every admitted item handled
 // exactly once and every refused one never (a refusal hands the very item
@@ -145,6 +147,48 @@ class canary_router {
   std::shared_ptr<map_t> map_;
   std::shared_ptr<const consumer_fn> consumer_;
   config_t cfg_;
+};
+
+// --- the canary consumer wrapper ------------------------------------------------
+
+/// A lane consumer wrapper broken on purpose, in front of the real router
+/// (the consumer_* scenario canaries). It contains the consumer's panic as a
+/// correct wrapper does, but then mishandles the lane's next item: LosesNext
+/// drops it unhandled; ReordersNext holds it back and hands it over after the
+/// item that follows it (or never, when none follows). Plain fields: the
+/// simulator is one OS thread (the threads backend refuses lane canaries).
+template <class Item>
+class consumer_canary {
+ public:
+  enum class flaw : std::uint8_t { loses_next, reorders_next };
+  explicit consumer_canary(flaw f) : flaw_(f) {}
+
+  /// Hands `it`, arriving on `lane`, to `consume` (which returns true when
+  /// the call panicked and was contained) — or, after a panic, does not.
+  template <class Consume>
+  void feed(std::uint64_t lane, const Item& it, Consume&& consume) {
+    per_lane& l = lanes_[lane];
+    if (l.after_panic) {
+      l.after_panic = false;
+      if (flaw_ == flaw::reorders_next) l.held = it;
+      return;  // the flaw: this item is lost, or comes after the next one
+    }
+    bool panicked = consume(it);
+    if (l.held) {
+      const Item late = *l.held;
+      l.held.reset();
+      panicked = consume(late) || panicked;
+    }
+    l.after_panic = panicked;
+  }
+
+ private:
+  struct per_lane {
+    bool after_panic = false;
+    std::optional<Item> held;
+  };
+  flaw flaw_;
+  std::map<std::uint64_t, per_lane> lanes_;
 };
 
 // --- the oracle ---------------------------------------------------------------

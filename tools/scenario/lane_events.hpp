@@ -13,6 +13,7 @@
 
 #include "sim/runtime.hpp"
 #include "tools/scenario/event_log.hpp"
+#include "tools/scenario/scenario.hpp"
 
 namespace lockstep::scenario {
 
@@ -22,7 +23,7 @@ enum class lane_event_kind : std::uint8_t {
   unrouted,        ///< a route step found the router dropped: the item never entered it
   lane_created,    ///< lane_observer::lane_created while routing key
   handle_begin,    ///< the consumer started item on lane (a fiber id)
-  handled,         ///< the consumer returned from item
+  handled,         ///< the consumer returned from item, with its outcome (ok, error, or a panic it contained)
   lane_closed,     ///< lane_observer::lane_closed on lane (key: the lane's items' key, or unknown_key)
   router_dropped,  ///< the scenario's router handle was dropped (by an actor, or after the workload)
 };
@@ -42,7 +43,18 @@ struct lane_event {
   /// gave its own (own_capacity; none: uncapped) instead of the router's.
   bool own_capacity = false;
   std::optional<std::uint64_t> capacity = std::nullopt;
+  /// handled: what the consumer call did (an error or a panic it contained).
+  consumer_outcome outcome = consumer_outcome::ok;
 };
+
+constexpr std::string_view name_of(consumer_outcome o) {
+  switch (o) {
+    case consumer_outcome::ok: return "ok";
+    case consumer_outcome::error: return "error";
+    case consumer_outcome::panic: return "panic";
+  }
+  return "?";
+}
 
 constexpr std::string_view name_of(lane_event_kind k) {
   switch (k) {
@@ -81,6 +93,8 @@ inline void write_fields(sim::trace& line, const lane_event& e) {
       break;
     case lane_event_kind::handled:
       line.field_u("item", e.item).field_u("lane", e.lane);
+      // Only a failed call says so: a file without consumer outcomes keeps its trace bytes.
+      if (e.outcome != consumer_outcome::ok) line.field("outcome", name_of(e.outcome));
       break;
     case lane_event_kind::lane_closed:
       line.field_u("lane", e.lane);

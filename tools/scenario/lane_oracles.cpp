@@ -37,6 +37,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   std::map<std::uint64_t, std::uint64_t> newest;         // key -> newest lane generation
   std::map<std::uint64_t, std::uint64_t> lane_key;       // lane -> the key it serves
   std::map<std::uint64_t, std::int64_t> open_lanes;      // key -> created - closed
+  std::map<std::uint64_t, std::pair<std::uint64_t, consumer_outcome>> failed_on;  // lane -> first failed call
   std::uint64_t created = 0, closed = 0;
   bool dropped = false;
 
@@ -147,11 +148,27 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
       case lane_event_kind::handled:
         if (in_consumer[e.key] > 0) --in_consumer[e.key];
         if (unfinished[e.key] > 0) --unfinished[e.key];
+        if (e.outcome != consumer_outcome::ok) failed_on.try_emplace(e.lane, e.item, e.outcome);
         break;
       case lane_event_kind::lane_closed: {
         ++closed;
         const auto lk = lane_key.find(e.lane);
         if (lk != lane_key.end()) --open_lanes[lk->second];
+        // A consumer that contains its own failures keeps its lane: the lane
+        // closes only as any lane does, idle (reaped) or after the drop, and
+        // never with work of its key still queued.
+        const auto f = failed_on.find(e.lane);
+        if (f != failed_on.end() && lk != lane_key.end()) {
+          const std::string after = " after its consumer's " + std::string(name_of(f->second.second)) + " on item " +
+                                    str(f->second.first);
+          if (unfinished[lk->second] > 0) {
+            report("lane_survives", where(e, n) + ": lane " + str(e.lane) + " closed with " +
+                                        str(unfinished[lk->second]) + " unfinished items of its key" + after);
+          } else if (!s.reaps && !dropped) {
+            report("lane_survives", where(e, n) + ": lane " + str(e.lane) +
+                                        " closed with idle_ttl off and the router not dropped" + after);
+          }
+        }
         break;
       }
       case lane_event_kind::router_dropped:

@@ -12,7 +12,12 @@
 //   capacity          a key never holds more unfinished items than capacity,
 //                     route() never admits at depth >= capacity nor refuses
 //                     below it, and never refuses at all when uncapped;
-//   lanes_gone        after the router is dropped, every lane created closed.
+//   lanes_gone        after the router is dropped, every lane created closed;
+//   lane_survives     a lane whose consumer call failed (an error, or a panic
+//                     the consumer contained) stays the key's lane: it closes
+//                     neither with items of its key unfinished nor, without
+//                     idle_ttl, before the router is dropped (so the key's
+//                     next item needs no new lane).
 //   liveness          (always on) an admitted item still unhandled while a
 //                     lane of its key is open at the end of the run.
 //
@@ -43,6 +48,8 @@ struct lane_oracle_settings {
   /// Some route step gives its own capacity: an item the consumer starts
   /// before any route of its key is logged is not bounded by the router's.
   bool any_route_capacity = false;
+  /// The router reaps idle lanes (idle_ttl set): a lane may close before the drop.
+  bool reaps = false;
 };
 
 /// The first violation, in log order (then the end-of-run ones), or none.

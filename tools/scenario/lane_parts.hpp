@@ -1,46 +1,64 @@
-// tools/scenario/lane_parts.hpp — the pieces of a lane scenario that more
-// than one driver uses (lanes_driver.cpp alone, composed_driver.cpp in front
-// of the single-flight table and the shards): what the actors, consumer and
-// observer share, the observer that logs lanes created and closed, and one
-// route() call with its event.
+// tools/scenario/lane_parts.hpp — the one copy of a lane scenario's setup,
+// for every driver that has lanes (lanes_driver.cpp alone, composed_driver.cpp
+// in front of the single-flight table and the shards), on either backend:
+// what the actors, consumer and observer share, the observer that logs lanes
+// created and closed, the scenario's handle on the router, one route() call
+// with its event, the consumer wrapper that does what behaviour.consumer says
+// (contains its own panics and errors, and logs each call), and the lane
+// oracles' verdict.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "engine/lanes.hpp"
+#include "tools/scenario/draws.hpp"
+#include "tools/scenario/event_log.hpp"
 #include "tools/scenario/lane_canaries.hpp"
 #include "tools/scenario/lane_events.hpp"
+#include "tools/scenario/lane_oracles.hpp"
 
 namespace lockstep::scenario::lane_parts {
 
-using sim::runtime;
 using item = models::velo::item;  // key, producer (the actor's index), seq, id
 
-/// What the actors, the consumer and the observer share. Plain fields: the
-/// simulator runs every fiber on one OS thread.
+/// What the actors, the consumer and the observer share. The maps and the
+/// item ids are guarded by `mu` (a no-op in the sim, event_log.hpp), never
+/// across an await point; the counts are read by the main fiber.
+template <class Rt>
 struct shared_state {
-  explicit shared_state(runtime& rt) : log(rt) {}
-  lane_event_log<runtime> log;
-  std::map<sim::fiber_id, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
-  std::map<sim::fiber_id, std::uint64_t> lane_key;  // lane fiber -> the key of its items
-  std::uint64_t admitted = 0, handled = 0, created = 0, closed = 0;
+  explicit shared_state(Rt& rt) : log(rt) {}
+  lane_event_log<Rt> log;
+  state_lock<Rt> mu;
+  std::map<std::uint64_t, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
+  std::map<std::uint64_t, std::uint64_t> lane_key;  // lane fiber -> the key of its items
+  std::uint64_t next_id = 0;                        // run-wide item ids, in route order
+  counter<Rt> admitted{0}, handled{0}, created{0}, closed{0};
+  counter<Rt> calls{0};  // consumer calls so far, for nth_call rules
 };
 
+template <class Rt>
 class observer final : public lane_observer {
  public:
-  observer(runtime& rt, std::shared_ptr<shared_state> st) : rt_(rt), st_(std::move(st)) {}
+  observer(Rt& rt, std::shared_ptr<shared_state<Rt>> st) : rt_(rt), st_(std::move(st)) {}
 
   // Called inside route() under the map lock, on the routing fiber.
   void lane_created() override {
     ++st_->created;
     if (!st_->log.is_open()) return;  // teardown: there may be no current fiber to ask
-    const auto it = st_->routing.find(rt_.exec().current().id);
     lane_event e{lane_event_kind::lane_created};
-    if (it != st_->routing.end()) e.key = it->second;
+    {
+      const std::lock_guard hold(st_->mu);
+      const auto it = st_->routing.find(current_fiber(rt_));
+      if (it != st_->routing.end()) e.key = it->second;
+    }
     st_->log.record(e);
   }
 
@@ -50,9 +68,12 @@ class observer final : public lane_observer {
     if (!st_->log.is_open()) return;
     try {
       lane_event e{lane_event_kind::lane_closed};
-      e.lane = rt_.exec().current().id;
-      const auto it = st_->lane_key.find(static_cast<sim::fiber_id>(e.lane));
-      if (it != st_->lane_key.end()) e.key = it->second;
+      e.lane = current_fiber(rt_);
+      {
+        const std::lock_guard hold(st_->mu);
+        const auto it = st_->lane_key.find(e.lane);
+        if (it != st_->lane_key.end()) e.key = it->second;
+      }
       st_->log.record(e);
     } catch (...) {
       // Only allocation can fail here; losing one trace line beats terminate().
@@ -60,23 +81,64 @@ class observer final : public lane_observer {
   }
 
  private:
-  runtime& rt_;
-  std::shared_ptr<shared_state> st_;
+  Rt& rt_;
+  std::shared_ptr<shared_state<Rt>> st_;
 };
 
-/// Closes the log however drive() ends: what teardown does is not the scenario's.
+/// Closes the log however a drive ends: what teardown does is not the scenario's.
+template <class Rt>
 struct log_closer {
-  shared_state& st;
+  shared_state<Rt>& st;
   ~log_closer() { st.log.close(); }
 };
 
-/// Routes `it` through the router `router` holds now (none: dropped) with
-/// the router's `capacity`, or the step's own (`own`), and logs what
-/// happened; true when it was admitted. The caller's copy of the handle
-/// keeps the router alive for the call, so a drop_router by another actor
-/// never frees it under a route in progress (a dropped Arc).
-template <class Router>
-bool route_logged(runtime& rt, shared_state& st, const std::shared_ptr<Router>& router, const item& it,
+/// The engine config a lanes_system asks for, its observer logging into `st`.
+template <class Rt>
+lane_router_config<std::uint64_t> config_of(Rt& rt, const lanes_system& sys, const std::shared_ptr<shared_state<Rt>>& st) {
+  lane_router_config<std::uint64_t> cfg;
+  cfg.idle_ttl_ns = sys.idle_ttl_ns;
+  cfg.observer = std::make_shared<observer<Rt>>(rt, st);
+  if (sys.place_by_key) cfg.place = [](const std::uint64_t& key) { return static_cast<std::uint32_t>(key); };
+  return cfg;
+}
+
+/// The scenario's handle on the router. A route step takes its own copy for
+/// the call (get), so a drop_router by another actor never frees the router
+/// under a route in progress: it goes when the last call returns (a dropped
+/// Arc). On threads the handle is shared between actors: copied and reset
+/// under st.mu.
+template <class Rt, class Router>
+struct router_handle {
+  std::shared_ptr<Router> router;
+  bool dropped = false;
+
+  std::shared_ptr<Router> get(shared_state<Rt>& st) {
+    const std::lock_guard hold(st.mu);
+    return router;
+  }
+  bool was_dropped(shared_state<Rt>& st) {
+    const std::lock_guard hold(st.mu);
+    return dropped;
+  }
+  /// Drops the scenario's handle (once) and logs it.
+  void drop(shared_state<Rt>& st) {
+    std::shared_ptr<Router> last;  // freed outside the lock: the router's destructor may block
+    {
+      const std::lock_guard hold(st.mu);
+      if (dropped) return;
+      dropped = true;
+      last = std::move(router);
+    }
+    last.reset();
+    st.log.record({lane_event_kind::router_dropped});
+  }
+};
+
+/// Routes `it` with `capacity` (the router's), or the step's own (`own`),
+/// through `handle` (the caller's copy; none: the router was dropped), and
+/// logs what happened; true when it was admitted.
+template <class Rt, class Router>
+bool route_logged(Rt& rt, shared_state<Rt>& st, std::shared_ptr<Router> handle, const item& it,
                   std::optional<std::size_t> capacity,
                   const std::optional<std::optional<std::size_t>>& own = std::nullopt) {
   lane_event e{lane_event_kind::unrouted, 0, it.key, it.id, it.producer, it.seq, 0, 0};
@@ -86,18 +148,135 @@ bool route_logged(runtime& rt, shared_state& st, const std::shared_ptr<Router>& 
     if (capacity) e.capacity = *capacity;
   }
   bool ok = false;
-  if (std::shared_ptr<Router> handle = router) {
-    const sim::fiber_id me = rt.exec().current().id;
-    st.routing[me] = it.key;
+  if (handle) {
+    const std::uint64_t me = current_fiber(rt);
+    {
+      const std::lock_guard hold(st.mu);
+      st.routing[me] = it.key;
+    }
     const route_result<item> r = handle->route(it.key, it, capacity);
-    st.routing.erase(me);
+    {
+      const std::lock_guard hold(st.mu);
+      st.routing.erase(me);
+    }
     e.kind = r.ok() ? lane_event_kind::routed : lane_event_kind::refused;
     e.depth = r.depth;
     ok = r.ok();
     if (ok) ++st.admitted;
+    handle.reset();
   }
   st.log.record(e);
   return ok;
+}
+
+/// What a consumer panic throws; the scenario's consumer catches it (unless
+/// behaviour.consumer.contain is false).
+struct consumer_panic : std::runtime_error {
+  consumer_panic() : std::runtime_error("deliberate lane consumer panic (behaviour.consumer.outcomes)") {}
+};
+
+// The first rule that matches wins; a percent rule draws only when reached,
+// so the draws a run makes depend on the schedule and the seed alone.
+template <class Rt>
+consumer_outcome decide(Rt& rt, const scenario& s, shared_state<Rt>& st, std::uint64_t key) {
+  const std::uint64_t call = ++st.calls;
+  for (const consumer_rule& r : s.consumer_outcomes) {
+    bool match = false;
+    switch (r.on) {
+      case consumer_rule::when::key: match = key == r.value; break;
+      case consumer_rule::when::nth_call: match = call == r.value; break;
+      case consumer_rule::when::percent: match = rt.random() % 100 < r.value; break;
+    }
+    if (match) return r.outcome;
+  }
+  return consumer_outcome::ok;
+}
+
+/// One consumer call as behaviour.consumer says: logs its start, takes its
+/// duration, then panics, returns an error, or does body(it) (what a composed
+/// system's consumer does with the item; nothing alone). A panic is caught
+/// here, as the seed's OrderedDispatcher catches its handler's (catch_unwind):
+/// the lane survives and goes on in order. Logs the call's outcome; returns
+/// true when it panicked.
+template <class Rt, class Body>
+bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item& it, Body&& body) {
+  const std::uint64_t lane = current_fiber(rt);
+  {
+    const std::lock_guard hold(st.mu);
+    st.lane_key.try_emplace(lane, it.key);
+  }
+  st.log.record({lane_event_kind::handle_begin, 0, it.key, it.id, it.producer, it.seq, lane, 0});
+  lane_event done{lane_event_kind::handled, 0, it.key, it.id, it.producer, it.seq, lane, 0};
+  try {
+    const consumer_outcome what = decide(rt, s, st, it.key);
+    const std::uint64_t ns = draw(rt, s.consumer_duration);
+    if (ns > 0) {
+      rt.sleep_for(static_cast<std::int64_t>(ns));
+    } else {
+      rt.yield_now();  // a scheduling point even for an instant consumer
+    }
+    done.outcome = what;
+    if (what == consumer_outcome::panic) throw consumer_panic();
+    if (what == consumer_outcome::ok) body(it);
+  } catch (const consumer_panic&) {
+    if (!s.consumer_contains) throw;  // escapes into the lane: the router does not catch it
+  }
+  ++st.handled;
+  st.log.record(done);
+  return done.outcome == consumer_outcome::panic;
+}
+
+/// The consumer the router is built with: consume_logged for each item, or,
+/// with a consumer canary planted (simulator only), behind its broken wrapper.
+/// `body` must outlive the router's lanes (it is copied in).
+template <class Rt, class Body>
+std::function<void(item)> make_consumer(Rt& rt, const scenario& s, std::shared_ptr<shared_state<Rt>> st, Body body) {
+  auto one = [&rt, &s, st, body](const item& it) { return consume_logged(rt, s, *st, it, body); };
+  if constexpr (is_sim<Rt>) {
+    if (is_consumer_canary(s.lanes->canary)) {
+      using canary_t = models::velo::consumer_canary<item>;
+      auto canary = std::make_shared<canary_t>(s.lanes->canary == lanes_canary::consumer_loses_after_panic
+                                                   ? canary_t::flaw::loses_next
+                                                   : canary_t::flaw::reorders_next);
+      return [&rt, canary, one](item it) { canary->feed(current_fiber(rt), it, one); };
+    }
+  }
+  return [one](item it) { (void)one(it); };
+}
+
+/// Calls f.template operator()<Router>() with the router the scenario asks
+/// for: the real one (also behind a consumer canary), or one of the broken
+/// routers, which are models written for the simulator
+/// (check_threads_settings refuses them on threads).
+template <class Rt, class F>
+void with_router(const scenario& s, F&& f) {
+  const lanes_canary c = s.lanes->canary;
+  if (c == lanes_canary::none || is_consumer_canary(c)) {
+    f.template operator()<lane_router<Rt, std::uint64_t, item>>();
+    return;
+  }
+  if constexpr (is_sim<Rt>) {
+    using models::velo::canary_router;
+    if (c == lanes_canary::send_after_unlock) f.template operator()<canary_router<item, true, false>>();
+    if (c == lanes_canary::decrement_at_dequeue) f.template operator()<canary_router<item, false, true>>();
+    if (c == lanes_canary::replace_lane_on_route) f.template operator()<canary_router<item, false, false, true>>();
+  } else {
+    throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
+  }
+}
+
+/// Checks the lane oracles over the log; a violation ends the run.
+template <class Rt>
+void check_lane_oracles(Rt& rt, const scenario& s, shared_state<Rt>& st) {
+  lane_oracle_settings os;
+  os.capacity = s.lanes->capacity;
+  os.enabled = s.oracles;
+  os.any_route_capacity = s.any_route_capacity();
+  os.reaps = s.lanes->idle_ttl_ns.has_value();
+  if (const auto v = check_lane_log(st.log.events(), os)) {
+    if (v->oracle == "liveness") check_liveness(rt, false, v->oracle, v->message);
+    check(rt, false, v->oracle, v->message);
+  }
 }
 
 }  // namespace lockstep::scenario::lane_parts

@@ -1,7 +1,9 @@
 // tools/scenario/lanes_driver.hpp — runs a lane-router scenario as the main
 // fiber of a run (simulated or on threads): builds the real lane_router (engine/lanes.hpp),
 // or one of its canaries (tools/scenario/lane_canaries.hpp) when the scenario
-// plants one; spawns the actors on their cores and runs their steps; then the
+// plants one, with the consumer of behaviour.consumer (lane_parts.hpp: it
+// takes its duration and fails as its outcomes say, containing its own
+// panics); spawns the actors on their cores and runs their steps; then the
 // liveness phase (every admitted item handled and, when lanes reap or the
 // router was dropped, every lane closed, within liveness_ns; then the router
 // is dropped and every lane must close within liveness_ns again); then the

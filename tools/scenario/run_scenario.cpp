@@ -21,12 +21,7 @@ template <class Rt>
 void run_scenario(Rt& rt, const scenario& s) {
   // The reader guarantees one component, or a wiring for several.
   if (s.composed()) {
-    // Composed systems are built for the simulator (check_threads_settings refuses them on threads).
-    if constexpr (is_sim<Rt>) {
-      run_composed_scenario(rt, s);
-    } else {
-      throw std::logic_error("composed systems run on the simulator only (check_threads_settings refuses them)");
-    }
+    run_composed_scenario(rt, s);
   } else if (s.shards) {
     run_shards_scenario(rt, s);
   } else if (s.single_flight) {
@@ -74,9 +69,9 @@ void check_threads_settings(const scenario& s) {
     refuse("/system/lanes/canary", "no lane-router canary with --backend threads (the canaries are models written "
                                    "for the simulator, tools/scenario/lane_canaries.hpp)");
   }
-  if (s.composed()) {
-    refuse("/system/wiring", "a single component with --backend threads (composed systems run on the simulator "
-                             "only; its driver is not built for the threads backend)");
+  if (!s.consumer_contains) {
+    refuse("/behaviour/consumer/contain", "true with --backend threads (a consumer panic that escapes its lane "
+                                          "ends the process there): run this file on the simulator");
   }
   if (s.expect_failure) {
     refuse("/expect_failure", "no expect_failure with --backend threads (a threads run has no record to turn "

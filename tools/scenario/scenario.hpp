@@ -49,8 +49,22 @@ struct actor {
   std::vector<step> steps;
 };
 
-/// A planted bug in the lane router (tools/scenario/lane_canaries.hpp's canary_router).
-enum class lanes_canary : std::uint8_t { none, send_after_unlock, decrement_at_dequeue, replace_lane_on_route };
+/// A planted bug in the lane router (tools/scenario/lane_canaries.hpp's
+/// canary_router), or, for the consumer_* ones, in the scenario's lane
+/// consumer wrapper (lane_canaries.hpp's consumer_canary) in front of the real router.
+enum class lanes_canary : std::uint8_t {
+  none,
+  send_after_unlock,
+  decrement_at_dequeue,
+  replace_lane_on_route,
+  consumer_loses_after_panic,
+  consumer_reorders_after_panic,
+};
+
+/// A consumer canary runs on the real router: only the wrapper is broken.
+constexpr bool is_consumer_canary(lanes_canary c) {
+  return c == lanes_canary::consumer_loses_after_panic || c == lanes_canary::consumer_reorders_after_panic;
+}
 
 struct lanes_system {
   std::optional<std::int64_t> idle_ttl_ns;
@@ -122,6 +136,20 @@ struct worker_behaviour {
   std::vector<worker_rule> outcomes;
 };
 
+/// What a lane consumer call does: return normally, return an error (the
+/// item is done with; the consumer reports it), or panic (throw). The
+/// scenario's consumer contains its own panics, as the seed's
+/// OrderedDispatcher wraps its handler in catch_unwind: the lane survives.
+enum class consumer_outcome : std::uint8_t { ok, error, panic };
+
+/// One rule of behaviour.consumer.outcomes; the first that matches a call wins.
+struct consumer_rule {
+  enum class when : std::uint8_t { key, nth_call, percent };
+  when on = when::key;
+  std::uint64_t value = 0;  ///< the key, the run-wide consumer call number (from 1), or the percent
+  consumer_outcome outcome = consumer_outcome::ok;
+};
+
 /// What process() does with the key's state when it succeeds.
 enum class state_model : std::uint8_t {
   accumulate,  ///< keep(previous + 1), the seed's Recorder
@@ -164,6 +192,10 @@ struct flushed_entry {
 /// Exact counts, checked only under the fifo strategy.
 struct expectations {
   std::optional<std::uint64_t> handled, refused, lanes_created, lanes_closed;
+  /// Lanes: the items (run-wide ids) whose consumer call returned ok, in
+  /// order (the seed's sink), and the calls that returned an error or panicked.
+  std::optional<std::vector<std::uint64_t>> consumed;
+  std::optional<std::uint64_t> consumer_errors, consumer_panics;
   // Shards: the processed and flushed logs in order, and the shards' counters
   // (summed over shards) plus the items try_submit or submit handed back.
   std::optional<std::vector<processed_entry>> processed;
@@ -179,7 +211,7 @@ struct expectations {
 /// The lane router's oracle names, in the order they are checked.
 inline const std::vector<std::string>& lane_oracle_names() {
   static const std::vector<std::string> names = {"per_key_order", "exactly_once", "one_lane_per_key", "capacity",
-                                                 "lanes_gone"};
+                                                 "lanes_gone",    "lane_survives"};
   return names;
 }
 
@@ -233,6 +265,10 @@ struct scenario {
   std::optional<flight_system> single_flight;
   std::optional<wiring_spec> wiring;  ///< set exactly when more than one component is present
   duration consumer_duration;
+  std::vector<consumer_rule> consumer_outcomes;
+  /// false: a consumer panic escapes the consumer into the lane (the run
+  /// fails as uncaught_exception); true: the consumer contains it.
+  bool consumer_contains = true;
   worker_behaviour worker;
   processor_behaviour processor;
   std::vector<actor> actors;

@@ -163,6 +163,8 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     if (canary == "send_after_unlock") lanes.canary = lanes_canary::send_after_unlock;
     if (canary == "decrement_at_dequeue") lanes.canary = lanes_canary::decrement_at_dequeue;
     if (canary == "replace_lane_on_route") lanes.canary = lanes_canary::replace_lane_on_route;
+    if (canary == "consumer_loses_after_panic") lanes.canary = lanes_canary::consumer_loses_after_panic;
+    if (canary == "consumer_reorders_after_panic") lanes.canary = lanes_canary::consumer_reorders_after_panic;
     s.lanes = lanes;
   }
   if (sys.contains("shards")) s.shards = shards_of(sys["shards"]);
@@ -189,10 +191,30 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     s.wiring = wiring;
   }
   if (doc.contains("behaviour") && doc["behaviour"].contains("consumer")) {
-    if (doc["behaviour"]["consumer"].contains("duration_ns")) {
-      s.consumer_duration =
-          duration_of(doc["behaviour"]["consumer"]["duration_ns"], file, prefix + "/behaviour/consumer/duration_ns");
+    const nlohmann::json& c = doc["behaviour"]["consumer"];
+    if (c.contains("duration_ns")) {
+      s.consumer_duration = duration_of(c["duration_ns"], file, prefix + "/behaviour/consumer/duration_ns");
     }
+    if (c.contains("outcomes")) {
+      for (const auto& r : c["outcomes"]) {
+        consumer_rule rule;
+        const nlohmann::json& when = r["when"];
+        if (when.contains("key")) {
+          rule.on = consumer_rule::when::key;
+          rule.value = when["key"].get<std::uint64_t>();
+        } else if (when.contains("nth_call")) {
+          rule.on = consumer_rule::when::nth_call;
+          rule.value = when["nth_call"].get<std::uint64_t>();
+        } else {
+          rule.on = consumer_rule::when::percent;
+          rule.value = when["percent"].get<std::uint64_t>();
+        }
+        const std::string o = r["outcome"].get<std::string>();
+        rule.outcome = o == "error" ? consumer_outcome::error : o == "panic" ? consumer_outcome::panic : consumer_outcome::ok;
+        s.consumer_outcomes.push_back(rule);
+      }
+    }
+    s.consumer_contains = c.value("contain", true);
   }
   if (doc.contains("behaviour") && doc["behaviour"].contains("processor")) {
     s.processor = processor_of(doc["behaviour"]["processor"], file, prefix + "/behaviour/processor");
@@ -432,6 +454,13 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
     x.cancelled = opt("cancelled");
     x.published = opt("published");
     x.abandoned = opt("abandoned");
+    x.consumer_errors = opt("consumer_errors");
+    x.consumer_panics = opt("consumer_panics");
+    if (e.contains("consumed")) {
+      std::vector<std::uint64_t> ids;
+      for (const auto& id : e["consumed"]) ids.push_back(id.get<std::uint64_t>());
+      x.consumed = std::move(ids);
+    }
     if (e.contains("answers")) {
       std::vector<std::string> answers;
       for (const auto& a : e["answers"]) answers.push_back(a.get<std::string>());
@@ -452,7 +481,8 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
       x.flushed = std::move(log);
     }
     // Each expectation names what one component counts (panicked: shards or single_flight).
-    static const char* const lane_fields[] = {"handled", "refused", "lanes_created", "lanes_closed"};
+    static const char* const lane_fields[] = {"handled",  "refused",         "lanes_created",  "lanes_closed",
+                                              "consumed", "consumer_errors", "consumer_panics"};
     static const char* const flight_fields[] = {"flights", "joined",    "answered",  "left",
                                                 "cancelled", "published", "abandoned", "answers"};
     for (auto it = e.begin(); it != e.end(); ++it) {

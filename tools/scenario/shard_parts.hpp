@@ -1,14 +1,17 @@
-// tools/scenario/shard_parts.hpp — the pieces of a shard scenario that more
-// than one driver uses (shards_driver.cpp alone, composed_driver.cpp behind
-// the lanes): the work item, the processor that does what behaviour.processor
-// says and logs each call, the engine config a shards_system asks for, the
-// shards' start (one fiber per shard, each logging its exit) and a submit that
-// logs what the router returned.
+// tools/scenario/shard_parts.hpp — the one copy of a shard scenario's
+// setup, for every driver that has shards (shards_driver.cpp alone,
+// composed_driver.cpp behind the lanes), on either backend: the work item,
+// the processor that does what behaviour.processor says and logs each call,
+// the engine config a shards_system asks for, the running shards (one fiber
+// per shard, each logging its exit) behind the scenario's router handle, a
+// submit that logs what the router returned, the liveness wait and the shard
+// oracles' verdict.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -19,18 +22,18 @@
 #include "engine/shard.hpp"
 #include "tools/scenario/crash.hpp"
 #include "tools/scenario/draws.hpp"
+#include "tools/scenario/event_log.hpp"
 #include "tools/scenario/scenario.hpp"
 #include "tools/scenario/shard_events.hpp"
+#include "tools/scenario/shard_oracles.hpp"
 
 namespace lockstep::scenario::shard_parts {
-
-using sim::runtime;
 
 /// One unit of work; its identity travels with it so every event names it.
 struct shard_item {
   using key_type = std::uint64_t;
   using id_type = std::uint64_t;
-  std::uint64_t uid = 0;  // run-wide, from 1, in the order actors create items
+  std::uint64_t uid = 0;  // run-wide, from 1, in the order items are created
   std::uint64_t k = 0;
   class_id c = 0;
   std::optional<std::int64_t> ttl;
@@ -50,18 +53,21 @@ struct fault {
   lockstep::fallout fallout() const { return how; }
 };
 
-/// What the actors, the processors and the shard fibers share. Plain fields:
-/// the simulator runs every fiber on one OS thread.
+/// What the actors, the processors and the shard fibers share; on threads
+/// the counts are atomic (event_log.hpp), in the sim plain.
+template <class Rt>
 struct shared_state {
-  explicit shared_state(runtime& rt) : log(rt) {}
-  shard_event_log<runtime> log;
-  std::uint64_t calls = 0;  // process() calls so far, for nth_call rules
-  std::size_t exited = 0;   // shard fibers whose run() returned
+  explicit shared_state(Rt& rt) : log(rt) {}
+  shard_event_log<Rt> log;
+  counter<Rt> calls{0};                // process() calls so far, for nth_call rules
+  counter<Rt, std::size_t> exited{0};  // shard fibers whose run() returned
+  counter<Rt> next_uid{0};             // run-wide item ids, from 1
 };
 
-/// Closes the log however drive ends: what teardown does is not the scenario's.
+/// Closes the log however a drive ends: what teardown does is not the scenario's.
+template <class Rt>
 struct log_closer {
-  shared_state& st;
+  shared_state<Rt>& st;
   ~log_closer() { st.log.close(); }
 };
 
@@ -81,12 +87,13 @@ inline shard_event about(shard_event_kind kind, const shard_item& it, std::uint6
 }
 
 /// Does what behaviour.processor says, and logs each call.
+template <class Rt>
 struct processor {
   using work_type = shard_item;
   using state_type = std::uint64_t;
   using error_type = fault;
-  runtime* rt;
-  std::shared_ptr<shared_state> st;
+  Rt* rt;
+  std::shared_ptr<shared_state<Rt>> st;
   const processor_behaviour* behaviour;
   std::uint64_t shard;
 
@@ -170,10 +177,8 @@ struct processor {
   void on_expired(const std::uint64_t&, shard_item it) { st->log.record(about(shard_event_kind::expired, it, shard)); }
 };
 
-static_assert(Processor<processor>);
-
-using router_t = router<runtime, shard_item>;
-using shard_t = shard<runtime, processor>;
+static_assert(Processor<processor<sim::runtime>>);
+static_assert(Processor<processor<threads::runtime>>);
 
 inline shard_config config_of(const shards_system& sys) {
   shard_config cfg = shard_config::with_budgets(sys.max_inflight);
@@ -198,65 +203,81 @@ inline shard_config config_of(const shards_system& sys) {
   return cfg;
 }
 
-/// The running shards: the router's handle (reset by drop), a closed copy
-/// that steps use after the drop (the engine itself hands their work back),
-/// each shard's fiber and stats.
+/// The running shards, as launch_shards builds them, but each fiber logs its
+/// exit so the liveness phase can wait for it with a budget instead of a
+/// join. The scenario's handle on the router: a submit takes its own copy of
+/// the pointer for the call (get), so a shutdown by another actor never
+/// frees the router under a submit in progress (a dropped Arc, as in the
+/// seed); after the drop, submits go through a closed copy and the engine
+/// itself hands their work back. On threads, actors copy and reset the
+/// handle concurrently: under `mu`.
+template <class Rt>
 struct shard_set {
-  std::shared_ptr<router_t> handle;
-  std::optional<router_t> closed;
-  std::vector<runtime::task> tasks;
-  std::vector<std::shared_ptr<shard_stats<runtime>>> stats;
-  bool dropped = false;
+  using router_t = router<Rt, shard_item>;
+  using shard_t = shard<Rt, processor<Rt>>;
+
+  shard_set(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st) {
+    const shards_system& sys = *s.shards;
+    const shard_config cfg = config_of(sys);
+    std::vector<typename router_t::sender> senders;
+    for (std::size_t i = 0; i < sys.count; ++i) {
+      auto channel = shard_t::mailbox::bounded(rt, sys.mailbox_capacity);
+      senders.push_back(std::move(channel.first));
+      stats.push_back(std::make_shared<shard_stats<Rt>>(rt));
+      processor<Rt> p{&rt, st, &s.processor, i};
+      tasks.push_back(rt.spawn_on(
+          static_cast<std::uint32_t>(i % rt.cores()), "shard." + std::to_string(i),
+          [&rt, rx = std::move(channel.second), p, stat = stats.back(), cfg, st, i]() mutable {
+            run_shard<Rt, processor<Rt>>(rt, std::move(rx), std::move(p), stat, cfg);
+            ++st->exited;
+            shard_event e;
+            e.kind = shard_event_kind::shard_exited;
+            e.shard = i;
+            st->log.record(e);
+          }));
+    }
+    handle = std::make_shared<router_t>(rt, std::move(senders));
+    closed.emplace(*handle);
+    closed->close();
+  }
+
+  std::shared_ptr<router_t> get() {
+    const std::lock_guard hold(mu);
+    return handle;
+  }
 
   /// Drops the scenario's router (once): the shards drain, flush and exit.
-  void drop(shared_state& st) {
-    if (dropped) return;
-    dropped = true;
-    handle.reset();
+  void drop(shared_state<Rt>& st) {
+    std::shared_ptr<router_t> last;  // released outside the lock: it may be the router's last handle
+    {
+      const std::lock_guard hold(mu);
+      if (dropped) return;
+      dropped = true;
+      last = std::move(handle);
+    }
+    last.reset();
     shard_event e;
     e.kind = shard_event_kind::shutdown;
     st.log.record(e);
   }
+
+  std::shared_ptr<router_t> handle;
+  std::optional<router_t> closed;
+  std::vector<typename Rt::task> tasks;
+  std::vector<std::shared_ptr<shard_stats<Rt>>> stats;
+  state_lock<Rt> mu;
+  bool dropped = false;
 };
 
-/// The shards, as launch_shards builds them, but each fiber logs its exit so
-/// the liveness phase can wait for it with a budget instead of a join.
-inline shard_set start_shards(runtime& rt, const scenario& s, const std::shared_ptr<shared_state>& st) {
-  const shards_system& sys = *s.shards;
-  const shard_config cfg = config_of(sys);
-  shard_set set;
-  std::vector<router_t::sender> senders;
-  for (std::size_t i = 0; i < sys.count; ++i) {
-    auto channel = shard_t::mailbox::bounded(rt, sys.mailbox_capacity);
-    senders.push_back(std::move(channel.first));
-    set.stats.push_back(std::make_shared<shard_stats<runtime>>(rt));
-    processor p{&rt, st, &s.processor, i};
-    set.tasks.push_back(rt.spawn_on(
-        static_cast<std::uint32_t>(i % rt.cores()), "shard." + std::to_string(i),
-        [&rt, rx = std::move(channel.second), p, stat = set.stats.back(), cfg, st, i]() mutable {
-          run_shard<runtime, processor>(rt, std::move(rx), std::move(p), stat, cfg);
-          ++st->exited;
-          shard_event e;
-          e.kind = shard_event_kind::shard_exited;
-          e.shard = i;
-          st->log.record(e);
-        }));
-  }
-  set.handle = std::make_shared<router_t>(rt, std::move(senders));
-  set.closed.emplace(*set.handle);
-  set.closed->close();
-  return set;
-}
-
 /// Sends `it` through submit() or try_submit() of `h` (the caller's copy of
-/// set.handle, which keeps the router alive for the call and as long as the
-/// caller holds it: a dropped Arc, as in the seed), or of the closed copy
-/// once the router was dropped; logs what came back; true when it was sent.
-inline bool submit_logged(runtime& rt, shared_state& st, shard_set& set, const std::shared_ptr<router_t>& h,
-                          shard_item it, bool via_try) {
-  router_t& route = h ? *h : *set.closed;
+/// the handle, shard_set::get) or, once the router was dropped, of the closed
+/// copy; logs what came back; true when it was sent.
+template <class Rt>
+bool submit_logged(shared_state<Rt>& st, shard_set<Rt>& set, const std::shared_ptr<typename shard_set<Rt>::router_t>& h,
+                   shard_item it, bool via_try) {
+  typename shard_set<Rt>::router_t& route = h ? *h : *set.closed;
   const std::uint64_t shard = route.shard_of(it.k);
-  it.sent_ns = rt.now();  // the log's clock: the deadlines oracle compares it with event times
+  it.sent_ns = st.log.now();  // the log's clock: the deadlines oracle compares it with event times
   const shard_item copy = it;
   send_outcome<shard_item> out = via_try ? route.try_submit(std::move(it)) : route.submit(std::move(it));
   shard_event e = about(out.ok() ? shard_event_kind::submitted : shard_event_kind::handed_back, copy, shard);
@@ -271,11 +292,30 @@ inline bool submit_logged(runtime& rt, shared_state& st, shard_set& set, const s
 }
 
 /// Waits up to liveness_ns for every shard to exit; true when they all did.
-inline bool wait_for_exit(runtime& rt, const scenario& s, const shared_state& st) {
-  const std::int64_t deadline = rt.now() + s.liveness_ns;
-  const std::int64_t quantum = std::max<std::int64_t>(1, s.liveness_ns / 64);
-  while (st.exited < s.shards->count && rt.now() < deadline) rt.sleep_for(std::min(quantum, deadline - rt.now()));
-  return st.exited == s.shards->count;
+template <class Rt>
+bool wait_for_exit(Rt& rt, const scenario& s, const shared_state<Rt>& st) {
+  return settle(rt, s.liveness_ns, [&] { return st.exited == s.shards->count; });
+}
+
+/// Checks the shard oracles over the log (`settled`: every shard exited, so
+/// what must hold at the end is checked too); a violation ends the run.
+template <class Rt>
+void check_shard_oracles(Rt& rt, const scenario& s, shared_state<Rt>& st, bool settled) {
+  const shards_system& sys = *s.shards;
+  shard_oracle_settings os;
+  os.max_inflight = sys.max_inflight;
+  os.max_pending = sys.max_pending;
+  os.mailbox_capacity = sys.mailbox_capacity;
+  os.coalesce_duplicates = sys.coalesce_duplicates;
+  os.enabled = s.oracles;
+  if constexpr (!is_sim<Rt>) {
+    // On a real clock the engine's deadline check and the processor's call
+    // (or the expiry's report) are two instants apart: a dispatch just in
+    // time would read as late. The simulator's clock stands still between them.
+    std::erase(os.enabled, std::string("deadlines"));
+  }
+  os.end_of_run = settled;
+  if (const auto v = check_shard_log(st.log.events(), os)) check(rt, false, v->oracle, v->message);
 }
 
 }  // namespace lockstep::scenario::shard_parts

@@ -66,6 +66,28 @@ for oracle in one_lane_per_key per_key_order; do
   expect "canary_replace_lane_$oracle" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/lanes_replace_lane_$oracle.json" --seeds 1000 --record "rl_$oracle.json"
 done
+# The consumer wrapper's planted bugs: after a contained panic it loses the
+# lane's next item, or hands it over late.
+expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
+  "$L" explore "$S/canaries/lanes_consumer_loses_after_panic.json" --seeds 200 --record cl.json
+expect canary_consumer_reorders_after_panic 1 "oracle 'per_key_order' failed" -- \
+  "$L" explore "$S/canaries/lanes_consumer_reorders_after_panic.json" --seeds 200 --record cr.json
+# Without the wrapper's bug the same files hold: the catch is the bug's.
+for bug in loses reorders; do
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['lanes']['canary']='none'; json.dump(d,open(sys.argv[2],'w'))" \
+    "$S/canaries/lanes_consumer_${bug}_after_panic.json" "cf_$bug.json"
+  expect "canary_consumer_${bug}_fixed_holds" 0 "all 50 seeds held" -- "$L" explore "cf_$bug.json" --seeds 50
+done
+# A consumer that does not contain its panic (contain: false): the router
+# does not catch it either, so the run fails as an uncaught exception — which
+# expect_failure can assert.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['behaviour']['consumer']['contain']=False; del d['expect']; json.dump(d,open('escape.json','w'))" \
+  "$S/lanes_survives_consumer_panic_fifo.json"
+expect consumer_panic_escapes 1 "FAILED uncaught_exception" -- "$L" run escape.json --seed 1
+grep -qF "deliberate lane consumer panic" out || fail "the failure does not name the consumer's panic"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect_failure']={'kind':'uncaught_exception','contains':'deliberate lane consumer panic'}; json.dump(d,open('escape_expected.json','w'))" \
+  escape.json
+expect consumer_panic_escapes_expected 0 "all 20 seeds held" -- "$L" explore escape_expected.json --seeds 20
 # An oracle left out of the list is not checked: the same planted bug passes.
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['oracles']=['per_key_order','exactly_once']; json.dump(d,open('dq_off.json','w'))" \
   "$S/canaries/lanes_decrement_at_dequeue.json"
@@ -117,9 +139,9 @@ expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an in
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
 mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", found "liveliness"' -- "$L" run oracle.json
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "lane_survives", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", found "liveliness"' -- "$L" run oracle.json
 mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
-expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "fairness"' -- "$L" run oracle_other.json
+expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
 expect bad_step_component 2 "nolanes.json: /workload/actors/0/steps/0/route: expected a step on a component present in /system (route needs /system/lanes), found no lanes" -- "$L" run nolanes.json
 mk core.json 'd["workload"]["actors"][1]["core"]=2'
@@ -129,6 +151,19 @@ mk range_order.json 'd["behaviour"]["consumer"]["duration_ns"]={"range":[5,1]}'
 expect bad_range_order 2 "range_order.json: /behaviour/consumer/duration_ns/range: expected [lo, hi] with lo <= hi, found [5,1]" -- "$L" run range_order.json
 mk twosteps.json 'd["workload"]["actors"][0]["steps"][0]["sleep_ns"]=4'
 expect bad_two_kinds_in_a_step 2 "twosteps.json: /workload/actors/0/steps/0: expected a step: an object with exactly one of route, sleep_ns, drop_router" -- "$L" run twosteps.json
+# Lane consumer outcomes (behaviour.consumer.outcomes, contain; expect.consumed).
+mk c_outcome.json 'd["behaviour"]["consumer"]["outcomes"]=[{"when":{"key":1},"outcome":"error_clean"}]'
+expect bad_consumer_outcome 2 'c_outcome.json: /behaviour/consumer/outcomes/0/outcome: expected one of "ok", "error", "panic", found "error_clean"' -- "$L" run c_outcome.json
+mk c_when.json 'd["behaviour"]["consumer"]["outcomes"]=[{"when":{"nth_call":0},"outcome":"panic"}]'
+expect bad_consumer_nth_call 2 "c_when.json: /behaviour/consumer/outcomes/0/when/nth_call: expected an integer from 1 to 100000000 (the run's Nth consumer call), found 0" -- "$L" run c_when.json
+mk c_when2.json 'd["behaviour"]["consumer"]["outcomes"]=[{"when":{"key":1,"percent":5},"outcome":"panic"}]'
+expect bad_consumer_two_whens 2 'c_when2.json: /behaviour/consumer/outcomes/0/when: expected an object with exactly one of key, nth_call, percent, found {"key":1,"percent":5}' -- "$L" run c_when2.json
+mk c_nowhen.json 'd["behaviour"]["consumer"]["outcomes"]=[{"outcome":"panic"}]'
+expect bad_consumer_rule_missing_when 2 "c_nowhen.json: /behaviour/consumer/outcomes/0/when: expected a field holding an object with exactly one of key, nth_call, percent, but it is missing" -- "$L" run c_nowhen.json
+mk c_contain.json 'd["behaviour"]["consumer"]["contain"]="yes"'
+expect bad_consumer_contain 2 'c_contain.json: /behaviour/consumer/contain: expected true (the consumer catches its own panic: the lane survives) or false (the panic escapes into the lane), found "yes"' -- "$L" run c_contain.json
+mk c_consumed.json 'd["expect"]={"consumed":[0,"one"]}'
+expect bad_expect_consumed 2 'c_consumed.json: /expect/consumed/1: expected an integer from 0 to 100000000, found "one"' -- "$L" run c_consumed.json --strategy fifo
 mk version.json 'd["lockstep"]=2'
 expect bad_version 2 "version.json: /lockstep: expected the format version 1, found 2" -- "$L" run version.json
 fifo="$S/lanes_capacity_fifo_expect.json"
@@ -319,7 +354,7 @@ cmk c_oracles_ok.json 'd["oracles"]=["delivery","lanes_gone","fairness","answere
 expect composed_oracles_of_every_component 0 "all 20 seeds held" -- "$L" explore c_oracles_ok.json --seeds 20
 l_delivery="$S/lanes_reap_then_reuse.json"
 mk l_delivery.json 'd["oracles"]=["delivery"]'
-expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone), found "delivery"' -- "$L" run l_delivery.json
+expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives), found "delivery"' -- "$L" run l_delivery.json
 
 # The bundled scenarios/shards_panic_abort.json expects its abort
 # (expect_failure) and holds in (a); without the panic, the expected abort

@@ -172,3 +172,24 @@ BOOST_AUTO_TEST_CASE(an_item_lost_or_duplicated_in_the_shards) {
   handed.shards.pop_back();  // ... but a hand-back the shard log does not have is not
   expect_caught(check(handed), "was handed back, but the shard log has no such event");
 }
+
+BOOST_AUTO_TEST_CASE(an_item_whose_consumer_call_failed_ends_in_the_consumer) {
+  for (const consumer_outcome how : {consumer_outcome::panic, consumer_outcome::error}) {
+    auto l = clean();  // item 1's call failed before its lookup: nothing of it past the lanes
+    l.lanes[3].outcome = how;
+    l.flights.pop_back();
+    l.composed.erase(l.composed.begin() + 2, l.composed.end());
+    l.shards.erase(l.shards.begin() + 2, l.shards.end());
+    BOOST_TEST(!check(l).has_value());
+
+    auto went_on = clean();  // ... but a failed call that still looked up and forwarded is caught
+    went_on.lanes[3].outcome = how;
+    expect_caught(check(went_on), "item 1 reached the consumer's composed.looked_up although its consumer call ended in " +
+                                      std::string(name_of(how)));
+  }
+  auto lost = clean();  // the same log with item 1's call ok: lost before the lookup
+  lost.flights.pop_back();
+  lost.composed.erase(lost.composed.begin() + 2, lost.composed.end());
+  lost.shards.erase(lost.shards.begin() + 2, lost.shards.end());
+  expect_caught(check(lost), "item 1 was admitted by the lanes but never looked up");
+}

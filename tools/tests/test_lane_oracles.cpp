@@ -135,3 +135,80 @@ BOOST_AUTO_TEST_CASE(lanes_gone_and_liveness_at_the_end) {
   stuck.erase(stuck.begin() + 5, stuck.begin() + 7);  // item 1 unhandled while its lane is open
   expect_caught(check(stuck), "liveness", "item 1 admitted and still unhandled");
 }
+
+namespace {
+
+lane_event failed(std::uint64_t key, std::uint64_t item, std::uint64_t seq, consumer_outcome how) {
+  lane_event e = ev(K::handled, key, item, seq);
+  e.outcome = how;
+  return e;
+}
+
+/// Key 1: items 0, 1, 2 routed and handled in order on lane 100; item 1's call panicked (contained).
+std::vector<lane_event> panicking_log() {
+  return {ev(K::lane_created, 1),       ev(K::routed, 1, 0, 0, 0, 0),   ev(K::routed, 1, 1, 1, 0, 1),
+          ev(K::routed, 1, 2, 2, 0, 2), ev(K::handle_begin, 1, 0, 0),   ev(K::handled, 1, 0, 0),
+          ev(K::handle_begin, 1, 1, 1), failed(1, 1, 1, consumer_outcome::panic),
+          ev(K::handle_begin, 1, 2, 2), ev(K::handled, 1, 2, 2),
+          ev(K::router_dropped, unknown_key), ev(K::lane_closed, 1)};
+}
+
+std::optional<violation> check_reaping(const std::vector<lane_event>& log, bool reaps) {
+  lane_oracle_settings s{std::nullopt, lane_oracle_names(), true};
+  s.reaps = reaps;
+  return check_lane_log(log, s);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_failed_consumer_call_counts_as_handled) {
+  BOOST_TEST(!check(panicking_log()).has_value());
+  auto errored = panicking_log();
+  errored[7] = failed(1, 1, 1, consumer_outcome::error);
+  BOOST_TEST(!check(errored).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(per_key_order_holds_across_a_panicking_item) {
+  auto log = panicking_log();
+  // The item after the panic is handed over before the panicking one.
+  log[6] = ev(K::handle_begin, 1, 2, 2);
+  log[7] = ev(K::handled, 1, 2, 2);
+  log[8] = ev(K::handle_begin, 1, 1, 1);
+  log[9] = failed(1, 1, 1, consumer_outcome::panic);
+  expect_caught(check(log), "per_key_order", "actor 0's item seq 1 handled after its seq 2");
+}
+
+BOOST_AUTO_TEST_CASE(exactly_once_catches_the_item_lost_after_a_panic) {
+  auto log = panicking_log();
+  log.erase(log.begin() + 8, log.begin() + 10);  // item 2 never reaches the consumer
+  expect_caught(check(log, std::nullopt, {"exactly_once"}), "exactly_once", "item 2 was admitted but never handled");
+  // With every oracle on, the lane's close with item 2 still unfinished is
+  // seen first, in log order, by lane_survives.
+  expect_caught(check(log), "lane_survives", "lane 100 closed with 1 unfinished items");
+}
+
+BOOST_AUTO_TEST_CASE(lane_survives_catches_a_lane_ended_by_its_consumers_failure) {
+  // The lane closes right after the panic, with item 2 still queued; a new
+  // lane then serves it.
+  auto with_work = panicking_log();
+  with_work.insert(with_work.begin() + 8, {ev(K::lane_closed, 1), ev(K::lane_created, 1)});
+  for (std::size_t i = 10; i < 12; ++i) with_work[i].lane = 101;
+  with_work.back().lane = 101;
+  expect_caught(check(with_work), "lane_survives",
+                "lane 100 closed with 1 unfinished items of its key after its consumer's panic on item 1");
+  // Only that oracle: the rest of the log is lawful.
+  BOOST_TEST(!check(with_work, std::nullopt, {"per_key_order", "exactly_once", "one_lane_per_key", "capacity",
+                                              "lanes_gone"})
+                  .has_value());
+
+  // The panicking item was the key's last: the lane still must not close
+  // while lanes never reap and the router is alive.
+  auto last = panicking_log();
+  last.erase(last.begin() + 8, last.begin() + 10);
+  last.erase(last.begin() + 3);
+  last.insert(last.begin() + 7, ev(K::lane_closed, 1));
+  last.pop_back();
+  expect_caught(check_reaping(last, false), "lane_survives", "closed with idle_ttl off and the router not dropped");
+  // With idle_ttl set the same close is a reap: lawful.
+  BOOST_TEST(!check_reaping(last, true).has_value());
+}

@@ -3,9 +3,11 @@
 # (`lockstep run FILE --backend threads`) and their oracles are checked there.
 #   (a) every bundled scenario meaningful on threads (scenarios/*.json
 #       without `expect`) holds: exit 0, and the output says plainly that a
-#       threads run is not byte-for-byte and has no replay; every file with
-#       `expect` is refused (exit 2, naming /expect), and so is every
-#       composed system (/system/wiring) and every file with expect_failure;
+#       threads run is not byte-for-byte and has no replay — composed systems
+#       (lanes in front of the single-flight table and the shards, checked by
+#       every component's oracles and `delivery` over the merged logs)
+#       included; every file with `expect` is refused (exit 2, naming
+#       /expect), and so is every file with expect_failure;
 #   (b) the shard canaries whose planted bug shows on every run whatever the
 #       thread timing (one core: its fibers take turns on one thread, the
 #       producer's items are all queued before the shard runs, and no key is
@@ -15,9 +17,10 @@
 #   (c) a system that cannot settle within its budget fails liveness: exit 3;
 #   (d) what a threads run cannot do is bad input (exit 2, one line saying
 #       why): explore, check-determinism and replay with --backend threads,
-#       and --seed, --strategy, --trace, --record, a lane canary,
-#       panic_policy abort, a composed system, expect_failure, --time-scale
-#       out of range or without threads.
+#       and --seed, --strategy, --trace, --record, a lane canary (router or
+#       consumer wrapper), panic_policy abort, a consumer panic that escapes
+#       (contain false), expect_failure, --time-scale out of range or without
+#       threads.
 #
 #   threads_scenarios.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
@@ -32,14 +35,11 @@ source "$here/expect.sh"
 
 # --- (a) the library holds on real threads -----------------------------------
 held=0
+composed=0
 for f in "$S"/*.json; do
   b=$(basename "$f" .json)
   if grep -q '"expect"' "$f"; then
     expect "refused_expect_$b" 2 "/expect: expected no exact expectations with --backend threads" -- \
-      "$L" run "$f" --backend threads
-  elif grep -q '"wiring"' "$f"; then
-    # Composed systems: their driver is built for the simulator only.
-    expect "refused_composed_$b" 2 "/system/wiring: expected a single component with --backend threads" -- \
       "$L" run "$f" --backend threads
   elif grep -q '"expect_failure"' "$f"; then
     # A threads failure ends the process: there is no verdict to turn round.
@@ -47,6 +47,7 @@ for f in "$S"/*.json; do
       "$L" run "$f" --backend threads
   else
     held=$((held + 1))
+    grep -q '"wiring"' "$f" && composed=$((composed + 1))
     scale=()
     # Its liveness budget, 100 us virtual, would be 100 ms of real time at the
     # default scale: a loaded machine (ctest -j, ASan) can hold a thread off
@@ -58,6 +59,7 @@ for f in "$S"/*.json; do
 done
 # Not vacuous: the library's lanes, shards and flights all ran.
 [ "$held" -ge 20 ] || { name=library_count; fail "expected at least 20 scenarios meaningful on threads, found $held"; }
+[ "$composed" -ge 2 ] || { name=composed_count; fail "expected the bundled composed systems on threads, found $composed"; }
 
 # --- (b) planted bugs caught on threads ------------------------------------------
 for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_expired:conservation \
@@ -100,6 +102,16 @@ expect threads_scale_sim 2 "--time-scale: expected only with --backend threads" 
 expect threads_two_files 2 "--backend threads: expected one scenario FILE" -- "$L" run "$f" "$f" --backend threads
 expect threads_lane_canary 2 "/system/lanes/canary: expected no lane-router canary" -- \
   "$L" run "$S/canaries/lanes_send_after_unlock.json" --backend threads
+expect threads_consumer_canary 2 "/system/lanes/canary: expected no lane-router canary" -- \
+  "$L" run "$S/canaries/lanes_consumer_loses_after_panic.json" --backend threads
+python3 - "$S/lanes_survives_consumer_panic_2cores.json" escape.json <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["behaviour"]["consumer"]["contain"] = False
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+expect threads_consumer_escapes 2 "/behaviour/consumer/contain: expected true with --backend threads" -- \
+  "$L" run escape.json --backend threads
 python3 - "$S/shards_faults_random.json" abort.json <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
