@@ -108,7 +108,9 @@ prepared prepare_record(const failure_record& rec) {
   scenario::scenario s = scenario::read_scenario(rec.scenario, rec.path, "/scenario");
   scenario::check_run_settings(s, rec.config.strategy, rec.config.cores, "/scenario");
   s.source = rec.scenario_file;  // reruns and summaries name the file it came from
-  return prepare_scenario(std::move(s));
+  prepared p = prepare_scenario(std::move(s));
+  p.swarm_values = rec.swarm;  // a continued run's record still says what the swarm run drew
+  return p;
 }
 
 sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) {
