@@ -10,6 +10,7 @@
 
 #include "tools/cli/explore_summary.hpp"
 #include "tools/cli/prepared.hpp"
+#include "tools/cli/report.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/scenario/scenario_reader.hpp"
 #include "tools/strict_json.hpp"
