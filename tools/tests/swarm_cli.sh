@@ -8,7 +8,8 @@
 #       failure lines, the summary and --json carry them too;
 #   (c) --jobs 1 and --jobs 2 give the same bytes; 3 shards merged give one
 #       run's JSON; the same seed draws the same values every time;
-#   (d) the bundled swarm scenarios (scenarios/swarm/) hold under --swarm;
+#   (d) the bundled swarm scenarios (scenarios/swarm/) hold under --swarm; in
+#       a directory, files without ranges run as they are;
 #   (e) bad input is one line and exit 2: ranges without --swarm, --swarm on
 #       a file without ranges, --swarm with --backend threads, lo > hi, an
 #       empty one_of, a range of the wrong type, a range where none is allowed;
@@ -129,6 +130,14 @@ for f in "$S"/swarm/*.json; do
       "$L" explore "$f" --swarm --seeds 100 --strategy "$strategy" --jobs 2
   done
 done
+
+# A directory under --swarm: files with ranges draw them, the others run as they are.
+mkdir -p lib && cp "$canary" lib/a_swarm.json && cp fixed.json lib/b_fixed.json
+expect swarm_directory 1 "all 50 seeds held" -- "$L" explore lib --swarm --seeds 50 --stop-after 0 --jobs 1
+name=swarm_directory_lines cases=$((cases + 1))
+grep -q '^exploring scenario=lib/a_swarm.json .* swarm$' out || fail "the swarm file was not explored under swarm"
+grep -q '^exploring scenario=lib/b_fixed.json strategy=random cores=1 seeds=1..50$' out ||
+  fail "the file without ranges did not run as it is"
 
 # --- (e) bad input: one line, exit 2 ------------------------------------------
 expect ranges_need_swarm 2 "shards_ignore_pending_cap_swarm.json: /system/shards/classes/0/max_inflight: expected a fixed value, found the swarm range {\"range\":[1,4]} (3 in the file; explore --swarm and run --swarm draw them from each seed)" -- \
