@@ -41,10 +41,21 @@ hashes() {  # build dir -> the hash lines of the fixed set
       "$dir/tools/lockstep" check-determinism "$file" --strategy "$strategy" --seeds 5
     done
   done
+  # Swarm files (their ranges need --swarm, which check-determinism does not
+  # take): the values each seed draws and the run's trace hash.
+  for file in scenarios/swarm/*.json scenarios/canaries/swarm/*.json; do
+    for strategy in random pct; do
+      for seed in 1 2 3 4 5; do
+        # exit 1 is the canary's planted bug found: the hash is what is compared
+        { "$dir/tools/lockstep" run "$file" --swarm --strategy "$strategy" --seed "$seed" --record "$rec" ||
+          [ $? -eq 1 ]; } | grep '^swarm:\|trace_hash='
+      done
+    done
+  done
 }
 
-a=$(mktemp) b=$(mktemp)
-trap 'rm -f "$a" "$b"' EXIT
+a=$(mktemp) b=$(mktemp) rec=$(mktemp)
+trap 'rm -f "$a" "$b" "$rec"' EXIT
 hashes "$gxx_build" >"$a"
 hashes "$clang_build" >"$b"
 lines=$(wc -l <"$a")

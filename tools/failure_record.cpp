@@ -13,6 +13,7 @@ nlohmann::json to_json(const failure_record& record) {
   j["lockstep_failure_record"] = 1;
   j["scenario_file"] = record.scenario_file;
   j["scenario"] = record.scenario;
+  if (!record.swarm.is_null()) j["swarm"] = record.swarm;
   j["seed"] = record.config.seed;
   j["strategy"] = record.config.strategy;
   j["cores"] = record.config.cores;
@@ -70,7 +71,7 @@ constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
 const char* const record_fields[] = {"lockstep_failure_record", "seed", "strategy",
                                      "cores", "pct_depth", "pct_steps", "max_steps", "max_time_ns",
                                      "decisions", "steps", "trace_hash", "failure", "scenario_file",
-                                     "scenario"};
+                                     "scenario", "swarm"};
 
 std::optional<sim::failure_kind> kind_named(const std::string& name) {
   for (int k = 0; k < sim::failure_kind_count; ++k) {
@@ -112,6 +113,19 @@ failure_record read_record(const nlohmann::json& root, const std::string& name) 
   rec.scenario_file = r.string("/scenario_file");
   rec.scenario = r.at("/scenario", "an object (a scenario)");
   if (!rec.scenario.is_object()) r.fail("/scenario", "an object (a scenario), found " + shown(rec.scenario));
+  if (root.contains("swarm")) {
+    rec.swarm = root["swarm"];
+    if (!rec.swarm.is_object()) r.fail("/swarm", "an object of the values a swarm run drew, found " + shown(rec.swarm));
+    for (auto it = rec.swarm.begin(); it != rec.swarm.end(); ++it) {
+      if (it.key().empty() || it.key().front() != '/') {
+        r.fail("/swarm/" + pointer_token(it.key()), "a JSON pointer into /scenario as the key");
+      }
+      if (it.value().is_object() || it.value().is_array()) {
+        r.fail("/swarm/" + pointer_token(it.key()), "a drawn value (an integer, boolean, string or null), found " +
+                                                         shown(it.value()));
+      }
+    }
+  }
   rec.config.seed = r.u64("/seed");
   rec.config.strategy = r.string("/strategy");
   // replay: a schedule that no seed produces (lockstep shrink writes one); its decisions are the run.

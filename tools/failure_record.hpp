@@ -20,6 +20,9 @@ struct failure_record {
   /// at hand, and the file it was read from (for messages and reruns).
   nlohmann::json scenario;
   std::string scenario_file;
+  /// A swarm run's drawn values, {JSON pointer: value} (informational: the
+  /// scenario above already holds them); null, and not written, otherwise.
+  nlohmann::json swarm;
 };
 
 nlohmann::json to_json(const failure_record& record);

@@ -93,7 +93,7 @@ int demo_planted_bug(const std::string& file, const std::string& record_dir) {
     if (r.ok()) continue;
     const std::string path =
         record_dir + "/lockstep-demo-" + std::filesystem::path(file).stem().string() + ".json";
-    failure_record rec{c, r, "", p.scen->document, p.name};
+    failure_record rec{c, r, "", p.scen->document, p.name, {}};
     write_failure_record(path, rec);
     const failure_record back = read_failure_record(path);
     const auto again = replay_record(back, sim::trace_mode::hash);

@@ -37,6 +37,7 @@ nlohmann::json config_json(const prepared& p, const run_options& o, const explor
   c["max_steps"] = o.max_steps;
   c["seeds"] = {{"first", o.first_seed}, {"last", o.last_seed}};
   c["stop_after"] = e.stop_after;
+  if (p.swarm_document) c["swarm"] = true;  // each seed drew its own configuration from the ranges
   return c;
 }
 
@@ -52,7 +53,9 @@ failing_seed report(const prepared& p, const run_options& o, const failed_run& f
   (void)report_failure(p, f.config, f.result, o.record_out, &w);
   const std::string kind(sim::to_string(f.result.failed->kind));
   const std::string message = headline(f.result.failed->message);
-  return {f.config.seed, kind, failure_reason(kind, message), message, w.path, w.command};
+  failing_seed out{f.config.seed, kind, failure_reason(kind, message), message, w.path, w.command, {}};
+  out.swarm = for_seed(p, f.config.seed).swarm_values;
+  return out;
 }
 
 }  // namespace
@@ -110,6 +113,7 @@ explore_summary explore_file(run_options o, const explore_options& e) {
   std::cout << "exploring scenario=" << p.name << " strategy=" << o.strategy
             << " cores=" << o.cores << " seeds=" << o.first_seed << ".." << o.last_seed;
   if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
+  if (p.swarm_document) std::cout << " swarm";
   std::cout << std::endl;
 
   explore_summary s;
@@ -173,6 +177,7 @@ int cmd_explore(run_options o, explore_options e) {
   resolve_explore(o, e);
   const std::vector<std::string> files = expand_files(o.files);
   require_one_file(files, o.record_given ? "--record" : nullptr);
+  check_swarm_files(o, files);
   check_every_file(o, files);
   // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
   stop_signals::install();

@@ -12,6 +12,7 @@
 #include "tools/exit_codes.hpp"
 #include "tools/failure_record.hpp"
 #include "tools/output_file.hpp"
+#include "tools/scenario/swarm.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -98,6 +99,8 @@ int cmd_replay(const std::string& path, const std::string& trace_out, bool trace
   std::cout << "seed=" << rec.config.seed << " scenario=" << rec.scenario_file << " replaying "
             << rec.result.decisions.size() << " decisions recorded with strategy " << rec.config.strategy
             << std::endl;
+  // A swarm run's record embeds the resolved scenario; the values are shown for the reader.
+  if (!rec.swarm.is_null()) std::cout << "swarm: " << scenario::swarm::values_text(rec.swarm) << std::endl;
   const auto r = replay_record(rec, trace_given ? sim::trace_mode::full : sim::trace_mode::hash);
   const bool traced = !trace_given || write_trace(trace_out, r.trace_text);
   print_result_line(r);

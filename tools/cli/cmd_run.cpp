@@ -12,6 +12,7 @@
 #include "tools/exit_codes.hpp"
 #include "tools/scenario/run_scenario.hpp"
 #include "tools/scenario/scenario_reader.hpp"
+#include "tools/scenario/swarm.hpp"
 
 namespace lockstep::cli {
 
@@ -52,6 +53,9 @@ int run_file(run_options o) {
   auto c = config_of(o, o.seed, o.trace_given ? sim::trace_mode::full : sim::trace_mode::hash);
   std::cout << "seed=" << o.seed << " scenario=" << p.name << " strategy=" << o.strategy
             << " cores=" << o.cores << std::endl;
+  if (p.swarm_document) {
+    std::cout << "swarm: " << scenario::swarm::values_text(for_seed(p, o.seed).swarm_values) << std::endl;
+  }
   describe_run(p, c);
   c = with_pct_steps(p, c);
   describe_run(p, c);
@@ -79,6 +83,7 @@ int cmd_run(run_options o) {
     return run_on_threads(o);
   }
   require_one_file(files, o.trace_given ? "--trace" : o.record_given ? "--record" : nullptr);
+  check_swarm_files(o, files);
   check_every_file(o, files);
   // Every file runs; the exit code is the first file's that did not hold.
   int code = exit_held;

@@ -52,6 +52,7 @@ void print_sizes(const case_size& before, const case_size& after) {
   };
   std::cout << "  " << std::left << std::setw(12) << "" << std::right << std::setw(8) << "before" << std::setw(8)
             << "after" << "\n";
+  row("cores", before.cores, after.cores);
   row("actors", before.actors, after.actors);
   row("steps", before.steps, after.steps);
   row("items", before.items, after.items);
@@ -105,7 +106,8 @@ int cmd_shrink(const shrink_options& o) {
 
   std::cout << "shrunk, still failing " << s.oracle << ":\n";
   print_sizes(s.before, s.after);
-  std::cout << "search: " << s.runs << " candidate runs, " << s.kept << " kept";
+  std::cout << "search: " << s.runs << " candidate runs, " << s.kept << " kept, " << s.rounds
+            << (s.rounds == 1 ? " round" : " rounds") << " of scenario then schedule";
   if (s.out_of_runs) std::cout << "; stopped by --max-runs " << limits.max_runs << ": the smallest case found so far";
   if (s.out_of_time) std::cout << "; stopped by --time " << o.time_text << ": the smallest case found so far";
   std::cout << "\n";

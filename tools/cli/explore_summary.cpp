@@ -7,6 +7,7 @@
 #include "sim/runtime.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/failure_record.hpp"
+#include "tools/scenario/swarm.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
@@ -55,6 +56,7 @@ nlohmann::json to_json(const explore_summary& s) {
   for (const auto& f : s.failures) {
     list.push_back({{"seed", f.seed}, {"kind", f.kind}, {"reason", f.reason}, {"message", f.message},
                     {"record", f.record}, {"command", f.command}});
+    if (!f.swarm.is_null()) list.back()["swarm"] = f.swarm;
   }
   auto& hashes = j["trace_hashes"] = nlohmann::json::array();
   for (auto h : s.trace_hashes) hashes.push_back(sim::hash_hex(h));
@@ -124,6 +126,10 @@ explore_summary read_summary(const std::string& path) {
     f.message = r.string(p + "/message");
     f.record = r.string(p + "/record");
     f.command = r.string(p + "/command");
+    if (failing[i].contains("swarm")) {
+      f.swarm = failing[i]["swarm"];
+      if (!f.swarm.is_object()) r.fail(p + "/swarm", "an object of the values a swarm run drew, found " + shown(f.swarm));
+    }
     if (!s.failures.empty() && f.seed <= s.failures.back().seed) r.fail(p + "/seed", "seeds in increasing order");
     s.failures.push_back(std::move(f));
   }
@@ -154,6 +160,7 @@ void print_summary(std::ostream& os, const explore_summary& s) {
     const auto& f = s.failures[i];
     os << "  failing seed " << f.seed << ": " << f.reason << "\n    " << (f.record.empty() ? "rerun" : "replay")
        << " with: " << f.command << "\n";
+    if (!f.swarm.is_null()) os << "    swarm: " << scenario::swarm::values_text(f.swarm) << "\n";
   }
   if (s.failures.size() > listed) {
     os << "  ... and " << s.failures.size() - listed << " more failing seeds (every one is in --json and --junit)\n";

@@ -24,6 +24,7 @@ struct failing_seed {
   std::string message;  ///< the failure's message, without the executor's "[seed ...]" suffix
   std::string record;   ///< where the record was written ("" when it was lost)
   std::string command;  ///< the command that replays the record (or reruns the seed)
+  nlohmann::json swarm;  ///< explore --swarm: the values the seed drew, {pointer: value}; null otherwise
 };
 
 struct explore_summary {

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   run_options run_opts;
   auto* run = app.add_subcommand("run", "run each scenario FILE once");
   add_run_flags(*run, run_opts, true);
+  add_swarm_flag(*run, run_opts);
   run->add_option("--trace", run_opts.trace_out, "write the trace (JSON Lines) here");
 
   run_options explore_opts;
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
                  "end with a summary");
   add_run_flags(*explore, explore_opts, false);
   add_explore_flags(*explore, explore_more);
+  add_swarm_flag(*explore, explore_opts);
 
   std::vector<std::string> merge_inputs;
   explore_options merge_out;

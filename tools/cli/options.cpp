@@ -44,6 +44,7 @@ void resolve_backend(run_options& o, bool with_seed) {
   const std::string why = " with --backend threads (the kernel schedules real threads: no seed, strategy, "
                           "trace or record replays a run)";
   if (!o.sim_only_flag.empty()) throw input_error(o.sim_only_flag + ": expected no simulator-only flag" + why);
+  if (o.swarm) throw input_error("--swarm: expected no swarm ranges to draw" + why);
   if (o.trace_given) throw input_error("--trace: expected no trace" + why);
   if (o.record_given) throw input_error("--record: expected no failure record" + why);
 }
@@ -227,6 +228,12 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
   app.add_option("--record", o.record_out,
                  "where to write the failure record (default: results/failures/FILE-STRATEGY-SEED.json; "
                  "with one FILE only)");
+}
+
+void add_swarm_flag(CLI::App& app, run_options& o) {
+  app.add_flag("--swarm", o.swarm,
+               "draw each run's configuration from its seed within the file's swarm ranges ({\"range\": [lo, hi]}, "
+               "{\"one_of\": [...]}; scenarios/README.md); a failure's record holds the values drawn");
 }
 
 void add_replay_backend_flag(CLI::App& app) {

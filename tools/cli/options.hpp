@@ -28,6 +28,8 @@ struct run_options {
   bool record_given = false;
   bool cores_given = false;
   bool first_seed_given = false;
+  // --swarm (run, explore): a file's swarm ranges are drawn from each seed (tools/scenario/swarm.hpp).
+  bool swarm = false;
   // --backend threads (run only): the real pinned-thread backend, its clock
   // real, each virtual ns of the file taking time_scale real ns.
   std::string backend = "sim";
@@ -90,6 +92,9 @@ void require_one_file(const std::vector<std::string>& files, const char* flag);
 /// Adds FILE..., the seed flags, --strategy, --cores, the PCT flags, --max-steps,
 /// --backend, --time-scale, --record.
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
+
+/// Adds --swarm (run and explore).
+void add_swarm_flag(CLI::App& app, run_options& o);
 
 /// replay's --backend: sim only, and a threads one refused saying why.
 void add_replay_backend_flag(CLI::App& app);

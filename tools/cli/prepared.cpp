@@ -4,6 +4,8 @@
 #include "tools/crash_report.hpp"
 #include "tools/scenario/run_scenario.hpp"
 #include "tools/scenario/scenario_reader.hpp"
+#include "tools/scenario/schema_check.hpp"
+#include "tools/scenario/swarm.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
@@ -15,11 +17,51 @@ prepared prepare_scenario(scenario::scenario s) {
   return p;
 }
 
+namespace {
+
+/// Where the file has swarm ranges and --swarm is given: the ranges checked,
+/// and the document kept for for_seed.
+std::shared_ptr<const nlohmann::json> swarm_document_of(const run_options& o, const nlohmann::json& doc) {
+  if (!o.swarm) return nullptr;
+  scenario::check_against_schema(doc, o.file, "");
+  scenario::swarm::check_ranges(doc, o.file);
+  if (scenario::swarm::ranges_in(doc).empty()) return nullptr;
+  return std::make_shared<const nlohmann::json>(doc);
+}
+
+}  // namespace
+
+prepared for_seed(const prepared& p, std::uint64_t seed) {
+  if (!p.swarm_document) return p;
+  scenario::swarm::resolution r = scenario::swarm::resolve(*p.swarm_document, seed);
+  // The rules that depend on the run (check_run_settings) do not depend on
+  // the values drawn: prepare checked them once.
+  prepared out = prepare_scenario(scenario::read_scenario(r.document, p.name));
+  out.swarm_values = scenario::swarm::values_json(r.values);
+  return out;
+}
+
+void check_swarm_files(const run_options& o, const std::vector<std::string>& files) {
+  if (!o.swarm || files.size() != 1) return;
+  const nlohmann::json doc = read_strict_file(files.front());
+  scenario::check_against_schema(doc, files.front(), "");
+  if (scenario::swarm::ranges_in(doc).empty()) {
+    throw input_error(files.front() +
+                      ": /: expected swarm ranges ({\"range\": [lo, hi]} or {\"one_of\": [...]} on a configuration "
+                      "knob) with --swarm, found none (run the file without --swarm)");
+  }
+}
+
 prepared prepare(run_options& o) {
-  scenario::scenario s = scenario::read_scenario_file(o.file);
+  const nlohmann::json doc = read_strict_file(o.file);
+  const std::shared_ptr<const nlohmann::json> swarm_doc = swarm_document_of(o, doc);
+  scenario::scenario s = scenario::read_scenario(swarm_doc ? scenario::swarm::resolve(doc, 0).document : doc, o.file);
+  if (swarm_doc) s.document = doc;  // what the file says: explore's summary names it
   if (!o.cores_given) o.cores = s.cores;
   scenario::check_run_settings(s, o.strategy, o.cores);
-  return prepare_scenario(std::move(s));
+  prepared p = prepare_scenario(std::move(s));
+  p.swarm_document = swarm_doc;
+  return p;
 }
 
 void check_every_file(const run_options& o, const std::vector<std::string>& files) {
@@ -43,6 +85,7 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 }
 
 sim::run_result run_once(const prepared& p, const sim::run_config& c) {
+  if (p.swarm_document) return scenario::run_scenario(c, *for_seed(p, c.seed).scen);
   return scenario::run_scenario(c, *p.scen);  // applies expect_failure
 }
 
@@ -65,7 +108,9 @@ prepared prepare_record(const failure_record& rec) {
   scenario::scenario s = scenario::read_scenario(rec.scenario, rec.path, "/scenario");
   scenario::check_run_settings(s, rec.config.strategy, rec.config.cores, "/scenario");
   s.source = rec.scenario_file;  // reruns and summaries name the file it came from
-  return prepare_scenario(std::move(s));
+  prepared p = prepare_scenario(std::move(s));
+  p.swarm_values = rec.swarm;  // a continued run's record still says what the swarm run drew
+  return p;
 }
 
 sim::run_result replay_record(const failure_record& rec, sim::trace_mode trace) {

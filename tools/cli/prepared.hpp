@@ -18,7 +18,21 @@ namespace lockstep::cli {
 struct prepared {
   std::shared_ptr<const scenario::scenario> scen;
   std::string name;  // the scenario's file
+  /// --swarm on a file with swarm ranges: its document, ranges and all, which
+  /// for_seed resolves for each run; null otherwise. `scen` is then the
+  /// document resolved for seed 0, with the ranges' document in scen->document.
+  std::shared_ptr<const nlohmann::json> swarm_document;
+  /// A prepared for one seed of such a file: the values drawn, {pointer: value}; null otherwise.
+  nlohmann::json swarm_values;
 };
+
+/// `p` for one seed: a swarm file's ranges drawn from it (swarm.hpp), with
+/// the values drawn; any other `p` as it is.
+prepared for_seed(const prepared& p, std::uint64_t seed);
+
+/// --swarm with one FILE that has no swarm ranges is refused (there is nothing
+/// to draw); among several files, those without ranges run as they are.
+void check_swarm_files(const run_options& o, const std::vector<std::string>& files);
 
 prepared prepare_scenario(scenario::scenario s);
 

@@ -7,6 +7,7 @@
 #include "tools/exit_codes.hpp"
 #include "tools/failure_record.hpp"
 #include "tools/output_file.hpp"
+#include "tools/scenario/swarm.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
@@ -44,6 +45,7 @@ std::string rerun_command(const prepared& p, const sim::run_config& c) {
     // 0 is "measure it": the rerun measures the same k again.
     if (c.options.pct_steps != 0) cmd += " --pct-steps " + std::to_string(c.options.pct_steps);
   }
+  if (p.swarm_document) cmd += " --swarm";  // the seed draws the same values again
   return cmd;
 }
 
@@ -76,7 +78,10 @@ std::string replay_command(const std::string& record_path) {
 int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path,
                    written_record* out) {
   std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
-  failure_record rec{c, r, "", p.scen->document, p.name};
+  // A swarm file's record holds the scenario as this seed resolved it, so it replays without --swarm.
+  const prepared ran = for_seed(p, c.seed);
+  failure_record rec{c, r, "", ran.scen->document, p.name, ran.swarm_values};
+  if (!ran.swarm_values.is_null()) std::cout << "swarm: " << scenario::swarm::values_text(ran.swarm_values) << "\n";
   if (path.empty()) {
     // Scenario failures collect under results/failures/, named after the file.
     path = "results/failures/" + std::filesystem::path(p.name).stem().string() + "-" + c.strategy + "-" +

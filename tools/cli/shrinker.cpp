@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "tools/cli/explore_summary.hpp"
 #include "tools/cli/prepared.hpp"
+#include "tools/cli/report.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/scenario/scenario_reader.hpp"
 #include "tools/strict_json.hpp"
@@ -101,19 +103,24 @@ class search {
     shrink_outcome out;
     out.oracle = signature_;
     out.before = scenario_size(rec_.scenario);
+    out.before.cores = rec_.config.cores;
     out.before.decisions = rec_.result.decisions.size();
     out.before.preemptions = count_preemptions(rec_.scenario, rec_.result.decisions).preemptions.size();
 
-    bool changed = true;
-    while (changed && !exhausted()) {
-      changed = false;
-      changed = remove_actors() || changed;
-      changed = remove_steps() || changed;
-      changed = lower_counts() || changed;
-      changed = simplify_keys() || changed;
-      changed = shorten_times() || changed;
+    // The scenario to its fixpoint, then the schedule, then the scenario
+    // again (fewer preemptions may let more of it go), until neither changes
+    // or a budget runs out. A file with exact expectations keeps its fifo schedule.
+    bool schedule_changed = false;
+    for (bool first = true; !exhausted(); first = false) {
+      ++rounds_;
+      if (!shrink_scenario() && !first) break;
+      if (best_.contains("expect") || exhausted() || !shrink_schedule()) break;
+      schedule_changed = true;
+      // Later scenario candidates follow the shrunk schedule where it fits,
+      // not the seed's, which would bring the preemptions back.
+      base_.strategy = "guided";
+      base_.options.decisions = best_result_.decisions;
     }
-    const bool schedule_changed = !best_.contains("expect") && shrink_schedule();
 
     failure_record shrunk = rec_;
     shrunk.path.clear();
@@ -122,12 +129,15 @@ class search {
     shrunk.result.trace_text.clear();
     // A schedule that was edited is no seed's: its decisions are the run.
     if (schedule_changed) shrunk.config.strategy = "replay";
+    shrunk.config.cores = base_.cores;
     out.shrunk = std::move(shrunk);
     out.after = scenario_size(best_);
+    out.after.cores = base_.cores;
     out.after.decisions = best_result_.decisions.size();
     out.after.preemptions = count_preemptions(best_, best_result_.decisions).preemptions.size();
     out.runs = runs_;
     out.kept = kept_;
+    out.rounds = rounds_;
     out.out_of_runs = out_of_runs_;
     out.out_of_time = out_of_time_;
     return out;
@@ -142,12 +152,31 @@ class search {
     return out_of_runs_ || out_of_time_;
   }
 
+  /// One pass of every scenario edit, repeated until none is kept.
+  bool shrink_scenario() {
+    bool any = false;
+    for (bool again = true; again && !exhausted();) {
+      again = false;
+      again = remove_actors() || again;
+      again = remove_steps() || again;
+      again = lower_counts() || again;
+      again = simplify_keys() || again;
+      again = shorten_times() || again;
+      again = simplify_system() || again;
+      again = simplify_submissions() || again;
+      any = any || again;
+    }
+    return any;
+  }
+
   /// The candidate as a runnable scenario, or null when the reader refuses it.
-  std::shared_ptr<const prepared> read(const json& doc) const {
+  std::shared_ptr<const prepared> read(const json& doc) const { return read(doc, base_.cores); }
+
+  std::shared_ptr<const prepared> read(const json& doc, std::uint32_t cores) const {
     try {
       // Through its text, so the reader sees exactly what it would in a file.
       scenario::scenario s = scenario::read_scenario(parse_strict(doc.dump(), rec_.path), rec_.path, "/scenario");
-      scenario::check_run_settings(s, rec_.config.strategy, rec_.config.cores, "/scenario");
+      scenario::check_run_settings(s, rec_.config.strategy, cores, "/scenario");
       s.source = rec_.scenario_file;
       return std::make_shared<const prepared>(prepare_scenario(std::move(s)));
     } catch (const input_error&) {
@@ -170,17 +199,142 @@ class search {
 
   /// Runs the candidate with the record's seed and strategy; keeps it if it
   /// fails the same oracle.
-  bool attempt(json candidate) {
+  /// `cores`: the candidate also runs on that many cores (system.cores shrinks with the run's).
+  bool attempt(json candidate, std::optional<std::uint32_t> cores = std::nullopt) {
     if (exhausted()) return false;
-    const auto p = read(candidate);
+    sim::run_config c = base_;
+    if (cores) c.cores = *cores;
+    const auto p = read(candidate, c.cores);
     if (!p) return false;
     ++runs_;
-    auto r = run_once_described(*p, base_);
+    auto r = run_once_described(*p, c);
     if (!same_failure(r)) return false;
     best_ = std::move(candidate);
     best_result_ = std::move(r);
+    base_.cores = c.cores;
     ++kept_;
     return true;
+  }
+
+  /// The values to try below `v` towards `floor`: the floor itself, half
+  /// way, one less (each once, smaller first).
+  static std::vector<std::uint64_t> lower_steps(std::uint64_t v, std::uint64_t floor) {
+    std::vector<std::uint64_t> out;
+    for (const std::uint64_t to : {floor, std::max(floor, v / 2), v - 1}) {
+      if (to >= floor && to < v && (out.empty() || to > out.back())) out.push_back(to);
+    }
+    return out;
+  }
+
+  /// Lowers the unsigned value at `where` towards `floor` while the failure stays.
+  bool lower_value(const json::json_pointer& where, std::uint64_t floor) {
+    bool any = false;
+    while (!exhausted() && best_.contains(where) && best_.at(where).is_number_unsigned()) {
+      bool kept = false;
+      for (const std::uint64_t to : lower_steps(best_.at(where).get<std::uint64_t>(), floor)) {
+        json candidate = best_;
+        candidate.at(where) = to;
+        if (attempt(std::move(candidate))) {
+          kept = true;
+          break;
+        }
+      }
+      if (!kept) break;
+      any = true;
+    }
+    return any;
+  }
+
+  /// Tries the document without the field at `where` (its default: off, none).
+  bool drop_field(const json::json_pointer& where) {
+    if (exhausted() || !best_.contains(where)) return false;
+    json candidate = best_;
+    candidate.at(where.parent_pointer()).erase(where.back());
+    return attempt(std::move(candidate));
+  }
+
+  // The system's settings towards the simplest: fewer cores (the run's with
+  // the file's) and shards, budgets and capacities towards 1, fewer classes,
+  // coalescing and the abort policy off.
+  bool simplify_system() {
+    bool any = false;
+    while (!exhausted() && best_.contains("system") && best_["system"].contains("cores")) {
+      bool kept = false;
+      for (const std::uint64_t to : lower_steps(base_.cores, 1)) {
+        json candidate = best_;
+        candidate["system"]["cores"] = to;
+        for (json& a : actors_of(candidate)) {
+          if (a.contains("core") && a["core"].is_number_unsigned()) a["core"] = a["core"].get<std::uint64_t>() % to;
+        }
+        if (attempt(std::move(candidate), static_cast<std::uint32_t>(to))) {
+          kept = true;
+          break;
+        }
+      }
+      if (!kept) break;
+      any = true;
+    }
+    if (best_["system"].contains("shards")) {
+      const std::string at = "/system/shards";
+      any = lower_value(json::json_pointer(at + "/count"), 1) || any;
+      if (best_["system"]["shards"].contains("classes")) {
+        any = remove_chunks(json::json_pointer(at + "/classes")) || any;
+        for (std::size_t i = 0; i < best_["system"]["shards"]["classes"].size() && !exhausted(); ++i) {
+          any = lower_value(json::json_pointer(at + "/classes/" + std::to_string(i) + "/max_inflight"), 1) || any;
+        }
+      }
+      for (const char* knob : {"mailbox_capacity", "max_pending", "admit_batch"}) {
+        any = lower_value(json::json_pointer(at + "/" + knob), 1) || any;
+      }
+      for (const char* knob : {"coalesce_duplicates", "panic_policy"}) {
+        any = drop_field(json::json_pointer(at + "/" + knob)) || any;
+      }
+    }
+    if (best_["system"].contains("lanes")) any = lower_value(json::json_pointer("/system/lanes/capacity"), 1) || any;
+    return any;
+  }
+
+  // Submissions: no deadline (else a shorter one), no request id (else a
+  // fixed 0, else fewer drawn ids).
+  bool simplify_submissions() {
+    auto submission = [](json& step) -> json* {
+      if (!step.is_object()) return nullptr;
+      for (const char* k : {"submit", "try_submit"}) {
+        auto it = step.find(k);
+        if (it != step.end() && it->is_object()) return &*it;
+      }
+      return nullptr;
+    };
+    bool any = false;
+    for (const char* field : {"ttl_ns", "request_id"}) {
+      any = for_each_step([&](json& step) {
+        json* body = submission(step);
+        if (body == nullptr || !body->contains(field)) return false;
+        body->erase(field);
+        return true;
+      }) || any;
+    }
+    any = for_each_step([&](json& step) {
+      json* body = submission(step);
+      return body != nullptr && lower(*body, "ttl_ns", u64_or(*body, "ttl_ns", 0) / 2);
+    }) || any;
+    auto drawn_id = [&](json& step) -> json* {
+      json* body = submission(step);
+      if (body == nullptr || !body->contains("request_id")) return nullptr;
+      json& id = (*body)["request_id"];
+      return id.is_object() && id.contains("random_below") ? &id : nullptr;
+    };
+    any = for_each_step([&](json& step) {
+      json* id = drawn_id(step);
+      if (id == nullptr) return false;
+      *id = std::uint64_t{0};
+      return true;
+    }) || any;
+    any = for_each_step([&](json& step) {
+      json* id = drawn_id(step);
+      return id != nullptr && lower(*id, "random_below", std::max<std::uint64_t>(u64_or(*id, "random_below", 1) / 2, 1));
+    }) || any;
+    return any;
   }
 
   /// Removes chunks of the array at `where` (halves first, then quarters,
@@ -301,6 +455,17 @@ class search {
           fixed.insert((*body)["key"].get<std::uint64_t>());
         }
       }
+    }
+    // One fixed key left: the simplest is 0.
+    if (fixed.size() == 1 && *fixed.begin() != 0 && !exhausted()) {
+      json candidate = best_;
+      for (json& a : actors_of(candidate)) {
+        for (json& step : a["steps"]) {
+          json* body = item_body(step);
+          if (body && body->contains("key") && (*body)["key"].is_number_unsigned()) (*body)["key"] = std::uint64_t{0};
+        }
+      }
+      any = attempt(std::move(candidate)) || any;
     }
     if (fixed.size() < 2) return any;
     const std::uint64_t smallest = *fixed.begin();
@@ -427,6 +592,7 @@ class search {
   sim::run_result best_result_;
   std::uint64_t runs_ = 0;
   std::uint64_t kept_ = 0;
+  std::uint64_t rounds_ = 0;
   bool out_of_runs_ = false;
   bool out_of_time_ = false;
 };

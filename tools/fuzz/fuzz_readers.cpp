@@ -14,6 +14,8 @@
 
 #include "tools/failure_record.hpp"
 #include "tools/scenario/scenario_reader.hpp"
+#include "tools/scenario/schema_check.hpp"
+#include "tools/scenario/swarm.hpp"
 #include "tools/strict_json.hpp"
 
 namespace {
@@ -35,6 +37,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     (void)lockstep::scenario::read_scenario(lockstep::cli::parse_strict(text, "scenario.json"), "scenario.json");
+  } catch (const input_error& e) {
+    check_message(e);
+  }
+  // A swarm file: its ranges checked and resolved (swarm.hpp), then read as
+  // --swarm reads it; whatever a seed draws must read as a scenario.
+  try {
+    const nlohmann::json doc = lockstep::cli::parse_strict(text, "swarm.json");
+    lockstep::scenario::check_against_schema(doc, "swarm.json", "");
+    lockstep::scenario::swarm::check_ranges(doc, "swarm.json");
+    if (!lockstep::scenario::swarm::ranges_in(doc).empty()) {
+      (void)lockstep::scenario::read_scenario(lockstep::scenario::swarm::resolve(doc, size).document, "swarm.json");
+    }
   } catch (const input_error& e) {
     check_message(e);
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/scenario/schema_check.hpp"
+#include "tools/scenario/swarm.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::scenario {
@@ -147,6 +148,9 @@ const char* step_name(step::kind k) {
 
 scenario read_scenario(const nlohmann::json& doc, const std::string& file, const std::string& prefix) {
   check_against_schema(doc, file, prefix);
+  // Swarm ranges are resolved before the reader (swarm.hpp); one left here was given without --swarm.
+  swarm::check_ranges(doc, file, prefix);
+  swarm::refuse_ranges(doc, file, prefix);
   scenario s;
   s.source = file;
   s.document = doc;

@@ -20,7 +20,8 @@ schema = json.loads((root / "schema" / "scenario.schema.json").read_text())
 jsonschema.Draft7Validator.check_schema(schema)
 validator = jsonschema.Draft7Validator(schema)
 
-files = sorted(root.glob("*.json")) + sorted(root.glob("canaries/*.json")) + sorted(root.glob("harness/*.json"))
+files = (sorted(root.glob("*.json")) + sorted(root.glob("canaries/*.json")) + sorted(root.glob("harness/*.json")) +
+         sorted(root.glob("swarm/*.json")) + sorted(root.glob("canaries/swarm/*.json")))
 failures = 0
 for f in files:
     errors = sorted(validator.iter_errors(json.loads(f.read_text())), key=lambda e: list(e.path))
@@ -64,6 +65,29 @@ for what, edit in flight_edits.items():
         failures += 1
         print(f"FAIL: the schema accepts {flight_file.name} with {what}")
 edits.update(flight_edits)
+
+# Swarm ranges: accepted on the knobs the schema lists, refused elsewhere and in the wrong form.
+swarm_edits = {
+    "a range on a workload count": lambda d: d["workload"]["actors"][0]["steps"][0]["route"].__setitem__(
+        "count", {"range": [1, 3]}),
+    "a swarm range on cores": lambda d: d["system"].__setitem__("cores", {"one_of": [1, 2]}),
+    "an empty one_of": lambda d: d["system"]["lanes"].__setitem__("capacity", {"one_of": []}),
+    "a range and a one_of at once": lambda d: d["system"]["lanes"].__setitem__(
+        "capacity", {"range": [1, 2], "one_of": [1]}),
+    "a range of strings": lambda d: d["system"]["lanes"].__setitem__("capacity", {"range": ["a", "b"]}),
+    "a range on placement": lambda d: d["system"]["lanes"].__setitem__("placement", {"range": [0, 1]}),
+}
+for what, edit in swarm_edits.items():
+    d = copy.deepcopy(sample)
+    edit(d)
+    if validator.is_valid(d):
+        failures += 1
+        print(f"FAIL: the schema accepts {sample_file.name} with {what}")
+swarm_files = [f for f in files if "swarm" in f.parts]
+if len(swarm_files) < 2:
+    failures += 1
+    print(f"FAIL: expected the bundled swarm scenarios, found {len(swarm_files)}")
+edits.update(swarm_edits)
 
 print(f"scenario_schema_check: {len(files)} files, {len(edits)} refused edits, {failures} failures")
 sys.exit(1 if failures else 0)

@@ -4,12 +4,16 @@
 #   (a) a planted bug in noise (tools/tests/data/shrink_noisy_lifo.json: the
 #       lifo_per_key canary, whose minimal case is one actor submitting two
 #       items of one key) found by explore shrinks to at most that case plus
-#       a small margin, still failing per_key_order, with fewer preemptions;
+#       a small margin, still failing per_key_order, with fewer preemptions,
+#       on one core, one shard and a budget of 1;
 #   (b) the shrunk record replays (exit 1, reproduced, same trace hash), and
 #       shrinking again gives the same bytes; a shrunk record shrinks again;
 #   (c) a 2-core race (the lanes send_after_unlock canary) loses preemptions
 #       and its shrunk record, a schedule no seed gives, replays;
 #   (d) --max-runs stops the search and still writes a record that replays;
+#   (f) the system's settings shrink too (cores with the run's, shards,
+#       budgets, capacities), and a swarm run's record shrinks its drawn
+#       values like any other setting;
 #   (e) bad input — a program's record, a record that no longer fails as
 #       recorded, a missing file, bad flags — is one line and exit 2 (4 for
 #       the record that does not reproduce).
@@ -70,7 +74,17 @@ cp out shrink1.out
 check shrunk_to_minimal "$sizes" small.json 1 2 3 1 oracle per_key_order
 check noisy_fewer_preemptions "$fewer_preemptions" shrink1.out
 check noisy_was_noisy "$sizes" noisy.json 64 1024 100000 100000 oracle per_key_order
-check noisy_sizes_printed 'import sys; t = open(sys.argv[1]).read(); assert "  actors             4       1" in t, t' shrink1.out
+check noisy_sizes_printed 'import sys; t = open(sys.argv[1]).read(); assert "  actors             4       1" in t and "  cores              2       1" in t, t' shrink1.out
+# The minimal system: the lifo bug needs two items queued for one key on one shard.
+check shrunk_system_minimal '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sysm = r["scenario"]["system"]
+assert r["cores"] == 1 and sysm["cores"] == 1, (r["cores"], sysm["cores"])
+sh = sysm["shards"]
+assert sh["count"] == 1 and [c["max_inflight"] for c in sh["classes"]] == [1], sh
+assert sh["mailbox_capacity"] <= 2, sh
+' small.json
 # (b) it replays, shrinking is deterministic, a shrunk record shrinks again
 expect shrunk_replays 1 "reproduced: the same trace hash" -- "$L" replay small.json
 expect shrink_again 1 "shrunk, still failing" -- "$L" shrink noisy.json -o small.json
@@ -98,6 +112,23 @@ check race_fewer_preemptions "$fewer_preemptions" out
 check race_no_larger "$sizes" race_small.json 2 2 8 1 oracle exactly_once
 check race_is_a_replay 'import json,sys; r=json.load(open(sys.argv[1])); assert r["strategy"] == "replay", r["strategy"]' race_small.json
 expect race_replays 1 "reproduced: the same trace hash" -- "$L" replay race_small.json
+
+# (f) a swarm run's record: its drawn values shrink like any other setting
+swarm="$S/canaries/swarm/shards_ignore_pending_cap_swarm.json"
+expect explore_swarm 1 "oracle pending_cap" -- "$L" explore "$swarm" --swarm --seeds 1..50 --jobs 1 --record swarm.json
+expect shrink_swarm 1 "shrunk, still failing oracle pending_cap" -- "$L" shrink swarm.json -o swarm_small.json
+check swarm_values_shrank '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+knobs = ("mailbox_capacity", "max_pending")
+sa, sb = a["scenario"]["system"]["shards"], b["scenario"]["system"]["shards"]
+assert all(sb[k] <= sa[k] for k in knobs), (sa, sb)
+assert sb["classes"][0]["max_inflight"] == 1 and sb["mailbox_capacity"] <= 2 and sb["max_pending"] == 1, sb
+items = sum(s["submit"].get("count", 1) for act in b["scenario"]["workload"]["actors"] for s in act["steps"])
+assert items < sum(s["submit"].get("count", 1) for act in a["scenario"]["workload"]["actors"] for s in act["steps"]), items
+assert b["swarm"] == a["swarm"], "the record still says what the run drew"
+' swarm.json swarm_small.json
+expect swarm_shrunk_replays 1 "reproduced: the same trace hash" -- "$L" replay swarm_small.json
 
 # (d) budgets
 expect max_runs_stops 1 "stopped by --max-runs 3: the smallest case found so far" -- \
