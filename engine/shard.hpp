@@ -196,6 +196,9 @@ private:
 
     /// Turns the scheduler's notes (scheduler::take_notes) into probes.
     void report_notes() {
+        if constexpr (!R::probes_enabled) {
+            return;  // the notes just accumulate, unread
+        }
         const std::uint32_t n = book_.take_notes();
         if (n == 0) {
             return;

@@ -344,11 +344,13 @@ class single_flight {
   void finish(const K& key, const std::shared_ptr<slot>& held, bool abandoned) const {
     std::lock_guard lock(t_->mu);
     if (abandoned) ++t_->abandoned;
-    const auto it = t_->inflight.find(key);
-    if (it == t_->inflight.end()) {
-      LOCKSTEP_PROBE(t_->rt, "flight.resolution_after_removal");
-    } else if (it->second != held) {
-      LOCKSTEP_PROBE(t_->rt, "flight.stale_resolution_kept_newer");
+    if constexpr (R::probes_enabled) {  // a lookup only a probe needs: none where probes are off
+      const auto it = t_->inflight.find(key);
+      if (it == t_->inflight.end()) {
+        LOCKSTEP_PROBE(t_->rt, "flight.resolution_after_removal");
+      } else if (it->second != held) {
+        LOCKSTEP_PROBE(t_->rt, "flight.stale_resolution_kept_newer");
+      }
     }
     remove_locked(key, held);
     held->emit(flight_event::retired);
