@@ -72,7 +72,7 @@ def figures(path):
         d = json.loads(line)
         if d["bench"] in ("machine", "wall"):
             continue
-        key = d["bench"] + "".join(" %s=%s" % (k, d[k]) for k in ("keys", "ttl_ns", "waiters_per_key") if k in d)
+        key = d["bench"] + "".join(" %s=%s" % (k, d[k]) for k in ("keys", "idle_ttl_ms", "waiters_per_key") if k in d)
         rate = next(v for k, v in d.items() if k.startswith("median_") and k.endswith("_per_sec"))
         got.setdefault(key, []).append(rate)
     return got
