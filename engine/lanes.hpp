@@ -40,6 +40,7 @@
 #include <string>
 #include <utility>
 
+#include "probes.hpp"
 #include "runtime.hpp"
 
 namespace lockstep {
@@ -101,7 +102,8 @@ struct lane_entry {
 /// The map and its lock: the router owns it, lanes see it through a weak_ptr.
 template <Runtime R, class K, class T>
 struct lane_map {
-  explicit lane_map(R& rt) : mu(rt) {}
+  explicit lane_map(R& r) : rt(r), mu(r) {}
+  R& rt;  // for probes only
   typename R::mutex mu;
   std::map<K, lane_entry<R, T>> lanes;
 };
@@ -121,8 +123,12 @@ bool try_reap(const std::weak_ptr<lane_map<R, K, T>>& weak, const K& key,
   // Defensive: while a lane runs, the key's entry is its own (only the lane
   // itself removes it), but never evict a successor on a mistaken premise.
   if (it == map->lanes.end() || it->second.state != state) return false;
-  if (it->second.state->pending.load() != 0) return false;
+  if (it->second.state->pending.load() != 0) {
+    LOCKSTEP_PROBE(map->rt, "lanes.reap_found_pending");
+    return false;
+  }
   map->lanes.erase(it);  // drops the lane's only sender
+  LOCKSTEP_PROBE(map->rt, "lanes.reaped");
   return true;
 }
 
@@ -176,6 +182,22 @@ class lane_task {
 
   /// Consumes items in order until reaped or the channel ends.
   void run() {
+    // Only to mark how the lane ended; nothing suspends in these handlers.
+    try {
+      consume();
+    } catch (const fiber_cancelled&) {
+      LOCKSTEP_PROBE(rt_, "lanes.ended_by_cancel");
+      throw;
+    } catch (const run_aborted&) {
+      throw;
+    } catch (...) {
+      LOCKSTEP_PROBE(rt_, "lanes.ended_by_consumer_exception");
+      throw;
+    }
+  }
+
+ private:
+  void consume() {
     while (true) {
       std::optional<T> item;
       if (idle_ttl_ns_) {
@@ -184,11 +206,17 @@ class lane_task {
           if (try_reap<R, K, T>(map_, key_, state_)) return;
           continue;
         }
-        if (got.status != recv_status::item) return;  // every sender gone: router dropped
+        if (got.status != recv_status::item) {  // every sender gone: router dropped
+          LOCKSTEP_PROBE(rt_, "lanes.ended_by_router_drop");
+          return;
+        }
         item = std::move(got.item);
       } else {
         item = rx_.recv();
-        if (!item) return;
+        if (!item) {
+          LOCKSTEP_PROBE(rt_, "lanes.ended_by_router_drop");
+          return;
+        }
       }
       (*consumer_)(std::move(*item));
       // Only now: until the consumer returns, the item still counts as work.
@@ -196,7 +224,6 @@ class lane_task {
     }
   }
 
- private:
   R& rt_;
   K key_;
   std::shared_ptr<lane_state<R>> state_;
@@ -247,13 +274,20 @@ class lane_router {
     // successor serves the key.
     std::lock_guard<typename R::mutex> hold(map_->mu);
     auto it = map_->lanes.find(key);
-    if (it == map_->lanes.end()) it = open_lane(std::move(key));
+    if (it == map_->lanes.end()) {
+      LOCKSTEP_PROBE(rt_, "lanes.route_opened_lane");
+      it = open_lane(std::move(key));
+    }
     detail::lane_entry<R, T>& lane = it->second;
     // Producers of this key are serialised by the lock, so load-then-add is
     // exact; a concurrent decrement only frees room (depth may read high,
     // never low: we can refuse early, never admit past capacity).
     const std::size_t depth = lane.state->pending.load();
-    if (capacity && depth >= *capacity) return {depth, std::move(item)};
+    if (capacity && depth >= *capacity) {
+      LOCKSTEP_PROBE(rt_, "lanes.route_refused_at_capacity");
+      return {depth, std::move(item)};
+    }
+    if (depth > 0) LOCKSTEP_PROBE(rt_, "lanes.route_queued_behind_work");
     lane.state->pending.fetch_add(1);
     auto sent = lane.tx.send(std::move(item));
     if (!sent.ok()) rt_.abort("lane_router: a mapped lane's channel refused an item");

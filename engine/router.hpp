@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "probes.hpp"
 #include "processor.hpp"
 #include "runtime.hpp"
 #include "shard.hpp"
@@ -61,19 +62,38 @@ public:
     /// Await point while the key's mailbox is full; `closed` hands the work back.
     send_outcome<W> submit(W work) {
         if (senders_.empty()) {
+            LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
             return {send_status::closed, std::move(work)};
         }
         sender& to = senders_[shard_of(work.key())];
-        return unwrap(to.send(mail::stamp(std::move(work), rt_->now())));
+        // try_send first only to see the full mailbox: it is the same
+        // scheduling point and check a send makes, so a submit that finds
+        // room runs exactly as a plain send would.
+        send_outcome<mail> first = to.try_send(mail::stamp(std::move(work), rt_->now()));
+        if (first.status == send_status::full) {
+            LOCKSTEP_PROBE(*rt_, "shards.mailbox_full_suspends");
+            return unwrap(to.send(std::move(*first.returned)));
+        }
+        if (first.status == send_status::closed) {
+            LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
+        }
+        return unwrap(std::move(first));
     }
 
     /// Never suspends: `full` or `closed` hands the work back.
     send_outcome<W> try_submit(W work) {
         if (senders_.empty()) {
+            LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
             return {send_status::closed, std::move(work)};
         }
         sender& to = senders_[shard_of(work.key())];
-        return unwrap(to.try_send(mail::stamp(std::move(work), rt_->now())));
+        send_outcome<mail> sent = to.try_send(mail::stamp(std::move(work), rt_->now()));
+        if (sent.status == send_status::full) {
+            LOCKSTEP_PROBE(*rt_, "shards.try_submit_refused_full");
+        } else if (sent.status == send_status::closed) {
+            LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
+        }
+        return unwrap(std::move(sent));
     }
 
     /// Drops this router's senders (as destroying it would); later submits

@@ -34,6 +34,12 @@
 //   rt.random() -> std::uint64_t          /// seeded (sim) or real randomness
 //   rt.abort(why)                         /// [[noreturn]] end the whole run/process now
 //                                         /// (the sim throws run_aborted: never contain it)
+//   rt.probe(i)                           /// coverage probe i of engine/probes.hpp was reached
+//                                         /// (use LOCKSTEP_PROBE); never suspends, never a
+//                                         /// scheduling point; the sim traces it, threads
+//                                         /// compiles it out (LOCKSTEP_PROBES_ON_THREADS)
+//   R::probes_enabled, R::single_threaded /// constexpr bools: whether probe() records
+//                                         /// anything; whether one OS thread runs every fiber
 //
 //   R::task            join() (await point until the fiber ends), cancel()
 //                      (its next await point throws fiber_cancelled),
@@ -77,6 +83,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace lockstep {
@@ -126,6 +133,9 @@ concept Runtime = requires(R& rt, const R& crt, std::int64_t t, std::uint32_t co
   { rt.yield_now() } -> std::same_as<void>;
   { rt.random() } -> std::same_as<std::uint64_t>;
   { rt.abort(std::string_view{}) };
+  { rt.probe(std::uint16_t{0}) } -> std::same_as<void>;
+  { std::bool_constant<R::probes_enabled>{} };
+  { std::bool_constant<R::single_threaded>{} };
   typename R::task;
   typename R::mutex;
   typename R::notify;

@@ -99,6 +99,9 @@ public:
         const slot s = keys_.try_emplace(std::move(key)).first;
         entry& e = s->second;
         const bool was_empty = e.size == 0;
+        if (e.ph == phase::flushing) {
+            notes_ |= note_admit_while_flushing;
+        }
         if (was_empty) {
             e.head = n;
         } else if (canary_.lifo_per_key) {
@@ -119,6 +122,19 @@ public:
         }
     }
 
+    /// Branches taken since the last take_notes(), one bit each, for the
+    /// shard's coverage probes (engine/probes.hpp): a pure structure has no
+    /// runtime to call, so its caller reports them.
+    enum note : std::uint32_t {
+        note_expired = 1U << 0,                  ///< next() shed an expired head
+        note_dispatched_with_deadline = 1U << 1, ///< next() dispatched an item that has a deadline
+        note_budget_full = 1U << 2,              ///< next() left ready keys: the class is at budget
+        note_evict_found_busy = 1U << 3,         ///< evict() skipped a resident key with queued items
+        note_admit_while_flushing = 1U << 4,     ///< admit() queued on a flushing key
+        note_ready_after_flush = 1U << 5,        ///< finish_evict() left the key ready
+    };
+    std::uint32_t take_notes() { return std::exchange(notes_, 0U); }
+
     /// True when queued items reach max_pending: stop admitting.
     bool is_saturated() const { return pending_ >= cfg_.max_pending; }
 
@@ -135,7 +151,11 @@ public:
             if (head.expires_at_ns && *head.expires_at_ns <= now_ns) {
                 expired_.emplace_back(s->first, pop_head(e));
                 refile(s);
+                notes_ |= note_expired;
                 continue;
+            }
+            if (head.expires_at_ns) {
+                notes_ |= note_dispatched_with_deadline;
             }
             dispatch d{s->first, cls, std::exchange(e.state, std::nullopt), pop_head(e)};
             if (d.state) {
@@ -145,6 +165,9 @@ public:
             e.cls = cls;
             ++inflight_[cls];
             return d;
+        }
+        if (!ring.empty()) {
+            notes_ |= note_budget_full;
         }
         return std::nullopt;
     }
@@ -191,6 +214,8 @@ public:
             if (e.ph == phase::idle && e.size == 0 && e.state &&
                 now_ns - e.last_use_ns >= cfg_.evict_after_ns) {
                 start_flush(key, e, out);
+            } else if (e.ph == phase::idle && e.size > 0 && e.state) {
+                notes_ |= note_evict_found_busy;
             }
         }
     }
@@ -223,6 +248,9 @@ public:
         }
         s->second.ph = phase::idle;
         --flushing_;
+        if (s->second.size > 0) {
+            notes_ |= note_ready_after_flush;
+        }
         refile(s);
     }
 
@@ -358,6 +386,7 @@ private:
     std::size_t pending_ = 0;
     std::size_t resident_ = 0;
     std::size_t flushing_ = 0;
+    std::uint32_t notes_ = 0;  // see take_notes()
 };
 
 template <class Key, class Payload, class State>

@@ -38,6 +38,7 @@
 #include <variant>
 #include <vector>
 
+#include "probes.hpp"
 #include "processor.hpp"
 #include "runtime.hpp"
 #include "scheduler.hpp"
@@ -131,6 +132,10 @@ public:
                 // hands every state to on_evict and those flushes are the last work.
                 if (std::exchange(final_flush_due_, false) && !cfg_.canary.skip_final_flush) {
                     book_.evict_all(flush_buf_);
+                    if (!flush_buf_.empty()) {
+                        LOCKSTEP_PROBE(rt_, "shards.final_flush_resident");
+                    }
+                    report_notes();
                     start_flushes();
                 }
                 if (outstanding_ == 0) {
@@ -186,6 +191,36 @@ private:
                 });
             }
         }
+        report_notes();
+    }
+
+    /// Turns the scheduler's notes (scheduler::take_notes) into probes.
+    void report_notes() {
+        if constexpr (!R::probes_enabled) {
+            return;  // the notes just accumulate, unread
+        }
+        const std::uint32_t n = book_.take_notes();
+        if (n == 0) {
+            return;
+        }
+        if ((n & book::note_expired) != 0) {
+            LOCKSTEP_PROBE(rt_, "shards.expired_at_dispatch");
+        }
+        if ((n & book::note_dispatched_with_deadline) != 0) {
+            LOCKSTEP_PROBE(rt_, "shards.dispatched_with_deadline");
+        }
+        if ((n & book::note_budget_full) != 0) {
+            LOCKSTEP_PROBE(rt_, "shards.class_budget_full");
+        }
+        if ((n & book::note_evict_found_busy) != 0) {
+            LOCKSTEP_PROBE(rt_, "shards.evict_found_busy");
+        }
+        if ((n & book::note_admit_while_flushing) != 0) {
+            LOCKSTEP_PROBE(rt_, "shards.admit_while_flushing");
+        }
+        if ((n & book::note_ready_after_flush) != 0) {
+            LOCKSTEP_PROBE(rt_, "shards.dispatch_after_flush");
+        }
     }
 
     /// Hands every expired item to on_expired; returns how many there were.
@@ -219,6 +254,9 @@ private:
                     }
                     break;
                 case 1:
+                    if (open_ && book_.is_saturated() && !cfg_.canary.ignore_pending_cap) {
+                        LOCKSTEP_PROBE(rt_, "shards.pending_cap_reached");
+                    }
                     if (open_ && (!book_.is_saturated() || cfg_.canary.ignore_pending_cap)) {
                         recv_outcome<mail> r = mail_rx_.try_recv();
                         if (r.status == recv_status::item) {
@@ -226,6 +264,11 @@ private:
                             return true;
                         }
                         if (r.status == recv_status::closed) {
+                            if (outstanding_ > 0) {
+                                LOCKSTEP_PROBE(rt_, "shards.close_found_inflight");
+                            } else {
+                                LOCKSTEP_PROBE(rt_, "shards.close_found_idle");
+                            }
                             open_ = false;  // the router is gone: stop admitting, drain
                             return true;
                         }
@@ -262,14 +305,21 @@ private:
                 ++hot_.failed;
                 if (*r->failure == fallout::in_doubt) {
                     ++hot_.in_doubt;
+                    if (!r->panicked) {
+                        LOCKSTEP_PROBE(rt_, "shards.failed_in_doubt");
+                    }
+                } else {
+                    LOCKSTEP_PROBE(rt_, "shards.failed_clean");
                 }
             }
             if (r->panicked) {
                 ++hot_.panicked;
                 if (cfg_.on_panic == panic_policy::abort) {
+                    LOCKSTEP_PROBE(rt_, "shards.panic_abort");
                     publish();
                     rt_.abort("shard: process() panicked (panic_policy::abort): " + r->panic_what);
                 }
+                LOCKSTEP_PROBE(rt_, "shards.panic_contained");
             }
             if (r->request_id) {
                 live_.erase({r->key, *r->request_id});
@@ -278,6 +328,7 @@ private:
                            at);
         } else {
             book_.finish_evict(std::get<flushed>(o).key, at);
+            report_notes();
         }
         --outstanding_;
         now = rt_.now();
@@ -308,6 +359,7 @@ private:
         if (m.request_id && cfg_.coalesce_duplicates) {
             // Keyed by (key, id): an id reused by another key is not a duplicate.
             if (!live_.emplace(m.key, *m.request_id).second) {
+                LOCKSTEP_PROBE(rt_, "shards.coalesced_duplicate");
                 ++hot_.coalesced;
                 common_->processor.on_coalesced(m.key, std::move(m.work));
                 return;
@@ -315,14 +367,22 @@ private:
             tracked = std::move(m.request_id);
         }
         ++hot_.started;
+        if (m.expires_at_ns && *m.expires_at_ns <= now) {
+            LOCKSTEP_PROBE(rt_, "shards.expired_in_mailbox");
+        }
         book_.admit(std::move(m.key), m.cls, m.expires_at_ns,
                     stamped<work_type>{m.enqueued_ns, std::move(tracked), std::move(m.work)}, now);
+        report_notes();
     }
 
     void on_tick(std::int64_t& now) {
         publish();
         now = rt_.now();
         book_.evict(now, flush_buf_);
+        if (!flush_buf_.empty()) {
+            LOCKSTEP_PROBE(rt_, "shards.evicted_idle");
+        }
+        report_notes();
         start_flushes();
         // tokio's default MissedTickBehavior::Burst: late ticks fire back to back.
         next_tick_ns_ += std::max<std::int64_t>(cfg_.tick_ns, 1);

@@ -39,6 +39,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "probes.hpp"
 #include "runtime.hpp"
 
 namespace lockstep {
@@ -67,7 +68,8 @@ class single_flight {
   class slot {
    public:
     slot(R& rt, K key, std::uint64_t id, std::shared_ptr<const observer> obs)
-        : key_(std::move(key)),
+        : rt_(rt),
+          key_(std::move(key)),
           id_(id),
           obs_(std::move(obs)),
           state_(rt, state_running),
@@ -80,7 +82,12 @@ class single_flight {
     /// The worker, once, just before its point of no return; false: the last waiter already cancelled.
     bool begin_publishing() {
       std::uint8_t expected = state_running;
-      if (!state_.compare_exchange(expected, state_publishing)) return false;
+      if (!state_.compare_exchange(expected, state_publishing)) {
+        LOCKSTEP_PROBE(rt_, "flight.publish_lost_to_cancel");
+        return false;
+      }
+      LOCKSTEP_PROBE(rt_, "flight.published");
+      if constexpr (R::single_threaded) published_ = true;
       emit(flight_event::publishing);
       return true;
     }
@@ -88,7 +95,11 @@ class single_flight {
     /// The last waiter to leave (the waiter guard calls it); false: publication already began and must finish.
     bool begin_cancel() {
       std::uint8_t expected = state_running;
-      if (!state_.compare_exchange(expected, state_cancelled)) return false;
+      if (!state_.compare_exchange(expected, state_cancelled)) {
+        LOCKSTEP_PROBE(rt_, "flight.cancel_lost_to_publish");
+        return false;
+      }
+      LOCKSTEP_PROBE(rt_, "flight.cancelled");
       emit(flight_event::cancelled);
       return true;
     }
@@ -114,10 +125,22 @@ class single_flight {
    private:
     friend class single_flight;
 
+    /// For join's probe only. One thread (the sim) reads a plain copy of the
+    /// transition: state_.load() there is a scheduling point, and a probe must
+    /// not change the schedule. Elsewhere the atomic itself is read.
+    bool publication_began() {
+      if constexpr (R::single_threaded) {
+        return published_;
+      } else {
+        return state_.load() == state_publishing;
+      }
+    }
+
     void emit(flight_event event) const noexcept {
       if (obs_ && *obs_) (*obs_)(key_, id_, event);
     }
 
+    R& rt_;  // for probes only
     K key_;
     std::uint64_t id_;
     std::shared_ptr<const observer> obs_;
@@ -126,6 +149,7 @@ class single_flight {
     // Only wakes a worker parked in cancelled(); the decision is state_.
     typename R::cancellation_token cancel_;
     typename R::template watch<std::optional<V>> outcome_;
+    bool published_ = false;  // see publication_began()
   };
 
   /// One request's share of one flight (RAII, move-only): destroying it — the
@@ -142,7 +166,10 @@ class single_flight {
       if (!slot_) return;
       // The join lock: a request cannot join between this decrement and the removal.
       std::lock_guard lock(flight_.t_->mu);
-      if (slot_->waiters_.fetch_sub(1) != 1) return;
+      if (slot_->waiters_.fetch_sub(1) != 1) {
+        LOCKSTEP_PROBE(slot_->rt_, "flight.leave_not_last");
+        return;
+      }
       // The last one out cancels — unless publication began, which then finishes.
       if (slot_->begin_cancel()) {
         slot_->cancel_.cancel();
@@ -187,6 +214,7 @@ class single_flight {
       // a value that stays empty, behind a sender it is itself keeping alive.
       slot_->outcome_.send_replace(std::optional<V>(std::move(outcome)));
       abandoned_.reset();
+      LOCKSTEP_PROBE(slot_->rt_, "flight.answered");
       slot_->emit(flight_event::answered);
     }
 
@@ -201,6 +229,7 @@ class single_flight {
         // up): fail its waiters rather than leave them parked forever.
         slot_->outcome_.send_replace(std::move(abandoned_));
         abandoned_.reset();
+        LOCKSTEP_PROBE(slot_->rt_, "flight.abandoned");
         slot_->emit(flight_event::abandoned);
       }
       // Then stop accepting joiners: the next request for the key starts fresh.
@@ -237,7 +266,14 @@ class single_flight {
       it = t_->inflight.emplace(std::move(key), std::move(fresh)).first;
       ++t_->next_id;
       leader = true;
+      LOCKSTEP_PROBE(t_->rt, "flight.join_started");
       it->second->emit(flight_event::started);
+    } else if constexpr (R::probes_enabled) {
+      if (it->second->publication_began()) {
+        LOCKSTEP_PROBE(t_->rt, "flight.join_state_publishing");
+      } else {
+        LOCKSTEP_PROBE(t_->rt, "flight.join_state_running");
+      }
     }
     it->second->waiters_.fetch_add(1);
     share.slot_ = it->second;
@@ -308,6 +344,14 @@ class single_flight {
   void finish(const K& key, const std::shared_ptr<slot>& held, bool abandoned) const {
     std::lock_guard lock(t_->mu);
     if (abandoned) ++t_->abandoned;
+    if constexpr (R::probes_enabled) {  // a lookup only a probe needs: none where probes are off
+      const auto it = t_->inflight.find(key);
+      if (it == t_->inflight.end()) {
+        LOCKSTEP_PROBE(t_->rt, "flight.resolution_after_removal");
+      } else if (it->second != held) {
+        LOCKSTEP_PROBE(t_->rt, "flight.stale_resolution_kept_newer");
+      }
+    }
     remove_locked(key, held);
     held->emit(flight_event::retired);
   }

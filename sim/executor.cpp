@@ -444,6 +444,15 @@ void executor::join(fiber_id id) {
   while (fiber* f = find(id)) block("join", id, &f->joiners, std::nullopt, true);
 }
 
+void executor::probe(std::uint16_t index) {
+  const std::uint64_t bit = std::uint64_t{1} << index;
+  ++probe_seq_;
+  if ((probe_hits_ & bit) == 0) probe_first_[index] = probe_seq_;
+  probe_hits_ |= bit;
+  probe_last_[index] = probe_seq_;
+  if (trace_.on()) note("probe").field("name", probes::names[index]).end();
+}
+
 trace& executor::note(std::string_view event) {
   trace_.begin(event).field("t", now_);
   if (current_ != nullptr) trace_.field("fiber", static_cast<std::int64_t>(current_->id));
@@ -643,6 +652,16 @@ run_result executor::run(unique_function main) {
   r.end_time_ns = now_;
   r.failed = failed_;
   r.trace_text = trace_.text();
+  r.probe_hits = probe_hits_;
+  // Pair p was seen as a-then-b when some hit of a came before some later hit
+  // of b: the first a before the last b (and the other way round).
+  for (std::size_t p = 0; p < probes::pairs.size(); ++p) {
+    const auto& pair = probes::pairs[p];
+    const std::uint64_t both = (std::uint64_t{1} << pair.a) | (std::uint64_t{1} << pair.b);
+    if ((probe_hits_ & both) != both) continue;
+    if (probe_first_[pair.a] < probe_last_[pair.b]) r.probe_orders |= probes::order_ab(p);
+    if (probe_first_[pair.b] < probe_last_[pair.a]) r.probe_orders |= probes::order_ba(p);
+  }
   return r;
 }
 

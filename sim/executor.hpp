@@ -45,6 +45,7 @@
 // counts the cores with an active fiber or a non-empty ready list.
 #pragma once
 
+#include <array>
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <exception>
@@ -56,6 +57,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../engine/probes.hpp"
 #include "../engine/runtime.hpp"
 #include "prng.hpp"
 #include "sanitizer.hpp"
@@ -152,6 +154,8 @@ struct run_result {
   std::int64_t end_time_ns = 0;
   std::optional<failure> failed;
   std::string trace_text;  ///< the JSON Lines, when the trace mode was full
+  std::uint64_t probe_hits = 0;    ///< bit i: probe i (engine/probes.hpp) fired at least once
+  std::uint32_t probe_orders = 0;  ///< probes::order_ab(p) / order_ba(p): pair p's orders seen
   [[nodiscard]] bool ok() const { return !failed.has_value(); }
 };
 
@@ -260,6 +264,10 @@ class executor {
   std::uint64_t random() { return values_.next(); }
   /// A labelled event in the trace, from the program or an oracle.
   trace& note(std::string_view event);
+  /// A coverage probe fired (engine/probes.hpp): a `probe` trace line, and
+  /// the run's hit mask and first/last sequence for race pairs. Never
+  /// suspends, never allocates.
+  void probe(std::uint16_t index);
 
   /// Throws std::logic_error naming the first broken invariant.
   void check_invariants() const;
@@ -340,6 +348,10 @@ class executor {
   std::uint64_t step_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t objects_ = 0;
+  std::uint64_t probe_hits_ = 0;
+  std::uint32_t probe_seq_ = 0;  // probes fired so far: orders the first and last hit of each
+  std::array<std::uint32_t, probes::count> probe_first_{};
+  std::array<std::uint32_t, probes::count> probe_last_{};
   fiber_id main_ = no_fiber;
   std::optional<failure> failed_;
   bool tearing_down_ = false;

@@ -62,6 +62,12 @@ class runtime {
   LOCKSTEP_ALWAYS_INLINE void yield_now() { ex_.yield_now(); }
   std::uint64_t random() { return ex_.random(); }
   [[noreturn]] void abort(std::string_view why) { throw run_aborted{std::string(why)}; }
+  /// A coverage probe (engine/probes.hpp): traced and recorded for the run.
+  void probe(std::uint16_t index) { ex_.probe(index); }
+  /// Probes are recorded here, and one thread runs every fiber: engine code
+  /// may read its own plain state to refine a probe (see single_flight::join).
+  static constexpr bool probes_enabled = true;
+  static constexpr bool single_threaded = true;
 
   /// A labelled event in the trace (caller adds fields, then end()); only
   /// when tracing is on.

@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "../probes.hpp"
 #include "../runtime.hpp"
 #include "atomic.hpp"
 #include "cancellation_token.hpp"
@@ -57,6 +58,13 @@
 #include "watch.hpp"
 
 namespace lockstep::threads {
+
+namespace detail {
+#ifdef LOCKSTEP_PROBES_ON_THREADS
+/// Hits of each probe on the calling OS thread (LOCKSTEP_PROBES_ON_THREADS only).
+inline thread_local std::uint64_t probe_hits_this_thread[probes::count] = {};
+#endif
+}  // namespace detail
 
 struct runtime_config {
   std::uint32_t cores = 0;  ///< 0: std::thread::hardware_concurrency()
@@ -118,6 +126,17 @@ class runtime {
   void yield_now();
   std::uint64_t random();
   [[noreturn]] void abort(std::string_view why);
+  /// A coverage probe (engine/probes.hpp). Compiled out unless
+  /// LOCKSTEP_PROBES_ON_THREADS is defined: then it counts hits per thread
+  /// (no shared cache line), only so the cost of a live probe can be measured.
+#ifdef LOCKSTEP_PROBES_ON_THREADS
+  static constexpr bool probes_enabled = true;
+  static void probe(std::uint16_t index) noexcept { ++detail::probe_hits_this_thread[index]; }
+#else
+  static constexpr bool probes_enabled = false;
+  static void probe(std::uint16_t /*index*/) noexcept {}
+#endif
+  static constexpr bool single_threaded = false;
 
   // --- for the schedulers -----------------------------------------------------
   void fiber_ended(detail::fiber& f);

@@ -25,7 +25,9 @@
 // Each figure: one untimed warm-up, then --runs timed runs (default 5); the
 // median and every sample are printed, with the share of the machine's CPU
 // other processes used during each run (from /proc/stat), as the peer does.
-// Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor]
+// Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
+// (--items scales every workload's item count, default 1000000: smaller for
+// runs under callgrind).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -455,12 +457,14 @@ std::string read_first_line(const char* path, const char* prefix) {
 
 int main(int argc, char** argv) {
   std::string only;
+  std::uint64_t items = 1'000'000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--runs") g_runs = std::max(1, std::stoi(argv[i + 1]));
     else if (flag == "--only") only = argv[i + 1];
+    else if (flag == "--items") items = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor]\n");
+      std::fprintf(stderr, "usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]\n");
       return 2;
     }
   }
@@ -470,7 +474,6 @@ int main(int argc, char** argv) {
       "\"stack_bytes\":%d,\"runs_per_figure\":%d,\"warmup_runs\":1,\"loadavg_at_start\":\"%s\"}\n",
       std::thread::hardware_concurrency(), read_first_line("/proc/cpuinfo", "model name").c_str(), __VERSION__,
       64 * 1024, g_runs, read_first_line("/proc/loadavg", nullptr).c_str());
-  constexpr std::uint64_t items = 1'000'000;
   if (only.empty() || only == "lane_router") {
     for (std::uint64_t keys : {1ULL, 64ULL, 4096ULL}) {
       bench_lane_router(keys, items, std::nullopt);
@@ -478,7 +481,7 @@ int main(int argc, char** argv) {
     }
   }
   if (only.empty() || only == "single_flight") {
-    bench_sf_uncontended(1'000'000);
+    bench_sf_uncontended(items);
     bench_sf_contended(1000, 64);
   }
   if (only.empty() || only == "shard_reactor") bench_shard_reactor(4096, items);

@@ -95,13 +95,13 @@ bool write_outputs(const explore_options& e, const std::vector<explore_summary>&
 
 int finish_summary(const explore_summary& s, bool outputs_written) {
   print_summary(std::cout, s);
-  if (s.failures.empty() && s.stopped == "complete") {
+  const int code = exit_code_of(s);
+  if (code == exit_held && s.stopped == "complete") {
     std::cout << "all " << s.runs() << " seeds held ("
               << static_cast<std::uint64_t>(static_cast<double>(s.runs()) / (s.wall_seconds > 0 ? s.wall_seconds : 1e-9))
               << " runs/s)\n";
   }
   std::cout.flush();
-  const int code = exit_code_of(s);
   return code == exit_held && !outputs_written ? exit_bad_input : code;
 }
 
@@ -141,6 +141,8 @@ explore_summary explore_file(run_options o, const explore_options& e) {
       if (got == explore_runner::poll::outcome) {
         s.trace_hashes.push_back(out.trace_hash);
         s.schedule_hashes.push_back(out.schedule_hash);
+        s.probe_hits.push_back(out.probe_hits);
+        s.probe_orders.push_back(out.probe_orders);
         if (out.probed) ++s.probe_runs;
         if (out.failure) {
           progress.clear();

@@ -101,6 +101,8 @@ explore_summary walk(const std::vector<const shard_input*>& shards) {
       break;
     }
     m.schedule_hashes.push_back(x.s.schedule_hashes[run_at[i]]);
+    m.probe_hits.push_back(x.s.probe_hits[run_at[i]]);
+    m.probe_orders.push_back(x.s.probe_orders[run_at[i]]);
     m.trace_hashes.push_back(x.s.trace_hashes[run_at[i]++]);
     const auto& fs = x.s.failures;
     if (failure_at[i] < fs.size() && fs[failure_at[i]].seed < seed) {

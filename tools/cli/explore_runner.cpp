@@ -47,6 +47,8 @@ seed_outcome explore_runner::run_seed(std::uint64_t seed) const {
   crash_report::clear();
   out.trace_hash = r.trace_hash;
   out.schedule_hash = schedule_hash_of(r);
+  out.probe_hits = r.probe_hits;
+  out.probe_orders = r.probe_orders;
   if (!r.ok()) out.failure = std::make_unique<failed_run>(failed_run{std::move(c), std::move(r)});
   return out;
 }

@@ -50,6 +50,8 @@ struct seed_outcome {
   std::uint64_t trace_hash = 0;
   std::uint64_t schedule_hash = 0;  ///< schedule_hash_of (prepared.hpp)
   bool probed = false;  ///< PCT's k was measured by a random run of this seed first
+  std::uint64_t probe_hits = 0;    ///< sim::run_result::probe_hits: the coverage probes it reached
+  std::uint32_t probe_orders = 0;  ///< sim::run_result::probe_orders: race-pair orders it saw
   std::unique_ptr<failed_run> failure;
 };
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <type_traits>
+
+#include "engine/probes.hpp"
 
 #include "sim/runtime.hpp"
 #include "tools/exit_codes.hpp"
@@ -11,6 +14,46 @@
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
+
+bool coverage::applies(std::size_t probe) const {
+  const std::string_view c = probes::component_of(probes::names[probe]);
+  return std::find(components.begin(), components.end(), c) != components.end();
+}
+
+coverage coverage_of(const explore_summary& s) {
+  coverage c;
+  const nlohmann::json doc = s.config.value("scenario_document", nlohmann::json::object());
+  const nlohmann::json system = doc.is_object() ? doc.value("system", nlohmann::json::object()) : nlohmann::json();
+  if (system.is_object()) {
+    if (system.contains("lanes")) c.components.emplace_back("lanes");
+    if (system.contains("single_flight")) c.components.emplace_back("flight");
+    if (system.contains("shards")) c.components.emplace_back("shards");
+  }
+  c.runs_hit.assign(probes::count, 0);
+  for (const std::uint64_t hits : s.probe_hits) {
+    for (std::size_t i = 0; i < probes::count; ++i) c.runs_hit[i] += (hits >> i) & 1U;
+  }
+  for (std::size_t i = 0; i < probes::count; ++i) {
+    if (c.applies(i) && c.runs_hit[i] == 0) c.unreached.push_back(i);
+  }
+  c.a_then_b.assign(probes::pairs.size(), 0);
+  c.b_then_a.assign(probes::pairs.size(), 0);
+  for (const std::uint32_t orders : s.probe_orders) {
+    for (std::size_t p = 0; p < probes::pairs.size(); ++p) {
+      c.a_then_b[p] += (orders & probes::order_ab(p)) != 0 ? 1 : 0;
+      c.b_then_a[p] += (orders & probes::order_ba(p)) != 0 ? 1 : 0;
+    }
+  }
+  if (doc.is_object() && doc.contains("must_reach") && doc["must_reach"].is_array()) {
+    for (const auto& n : doc["must_reach"]) {
+      if (!n.is_string()) continue;
+      c.must_reach.push_back(n.get<std::string>());
+      const std::size_t i = probes::find(c.must_reach.back());
+      if (i == probes::count || c.runs_hit[i] == 0) c.missing.push_back(c.must_reach.back());
+    }
+  }
+  return c;
+}
 
 std::uint64_t explore_summary::distinct_schedules() const {
   std::vector<std::uint64_t> h = schedule_hashes;
@@ -31,7 +74,7 @@ std::string failure_reason(const std::string& kind, const std::string& message) 
 }
 
 int exit_code_of(const explore_summary& s) {
-  if (s.failures.empty()) return exit_held;
+  if (s.failures.empty()) return coverage_of(s).missing.empty() ? exit_held : exit_failed;
   for (int k = 0; k < sim::failure_kind_count; ++k) {
     const auto kind = static_cast<sim::failure_kind>(k);
     if (sim::to_string(kind) == s.failures.front().kind) return exit_code_of(kind);
@@ -62,6 +105,35 @@ nlohmann::json to_json(const explore_summary& s) {
   for (auto h : s.trace_hashes) hashes.push_back(sim::hash_hex(h));
   auto& schedules = j["schedule_hashes"] = nlohmann::json::array();
   for (auto h : s.schedule_hashes) schedules.push_back(sim::hash_hex(h));
+  auto& hits = j["probe_hits"] = nlohmann::json::array();
+  for (auto h : s.probe_hits) hits.push_back(sim::hash_hex(h));
+  auto& orders = j["probe_orders"] = nlohmann::json::array();
+  for (auto o : s.probe_orders) orders.push_back(sim::hash_hex(o));
+  const coverage c = coverage_of(s);
+  nlohmann::json cov;
+  cov["components"] = c.components;
+  cov["probes"] = nlohmann::json::object();
+  for (std::size_t i = 0; i < probes::count; ++i) {
+    if (c.applies(i)) cov["probes"][std::string(probes::names[i])] = c.runs_hit[i];
+  }
+  cov["unreached"] = nlohmann::json::array();
+  for (std::size_t i : c.unreached) cov["unreached"].push_back(std::string(probes::names[i]));
+  cov["race_pairs"] = nlohmann::json::array();
+  cov["one_order_pairs"] = nlohmann::json::array();
+  for (std::size_t p = 0; p < probes::pairs.size(); ++p) {
+    const auto& pair = probes::pairs[p];
+    if (!c.applies(pair.a) && !c.applies(pair.b)) continue;
+    cov["race_pairs"].push_back({{"race", std::string(pair.race)},
+                                 {"a", std::string(probes::names[pair.a])},
+                                 {"b", std::string(probes::names[pair.b])},
+                                 {"a_then_b_runs", c.a_then_b[p]},
+                                 {"b_then_a_runs", c.b_then_a[p]}});
+    if ((c.a_then_b[p] == 0) != (c.b_then_a[p] == 0)) cov["one_order_pairs"].push_back(std::string(pair.race));
+  }
+  cov["must_reach"] = c.must_reach;
+  cov["must_reach_missing"] = c.missing;
+  cov["must_reach_verdict"] = c.missing.empty() ? "held" : "failed";
+  j["coverage"] = cov;
   // The only fields that depend on the machine and the moment.
   j["wall"] = {{"seconds", s.wall_seconds},
                {"runs_per_s", s.wall_seconds > 0 ? static_cast<double>(s.runs()) / s.wall_seconds : 0.0},
@@ -114,6 +186,19 @@ explore_summary read_summary(const std::string& path) {
   for (std::size_t i = 0; i < schedules.size(); ++i) {
     s.schedule_hashes.push_back(parse_hash(r, schedules[i], "/schedule_hashes/" + std::to_string(i)));
   }
+  const auto masks = [&](const char* pointer, auto& out, std::uint64_t max) {
+    const auto& a = r.at(pointer, "an array of probe masks");
+    if (!a.is_array() || a.size() != hashes.size()) {
+      r.fail(pointer, "an array of probe masks as long as /trace_hashes, found " + shown(a));
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::uint64_t v = parse_hash(r, a[i], std::string(pointer) + "/" + std::to_string(i));
+      if (v > max) r.fail(std::string(pointer) + "/" + std::to_string(i), "a mask of this build's probes");
+      out.push_back(static_cast<typename std::decay_t<decltype(out)>::value_type>(v));
+    }
+  };
+  masks("/probe_hits", s.probe_hits, UINT64_MAX);
+  masks("/probe_orders", s.probe_orders, UINT32_MAX);
   if (r.u64("/runs") != s.runs()) r.fail("/runs", "the number of /trace_hashes (" + std::to_string(s.runs()) + ")");
   const auto& failing = r.at("/failing_seeds", "an array");
   if (!failing.is_array()) r.fail("/failing_seeds", "an array, found " + shown(failing));
@@ -142,6 +227,42 @@ explore_summary read_summary(const std::string& path) {
   return s;
 }
 
+namespace {
+
+void print_coverage(std::ostream& os, const explore_summary& s) {
+  const coverage c = coverage_of(s);
+  std::size_t applicable = 0;
+  std::string counts;
+  for (std::size_t i = 0; i < probes::count; ++i) {
+    if (!c.applies(i)) continue;
+    ++applicable;
+    if (c.runs_hit[i] > 0) {
+      counts += (counts.empty() ? "" : ", ") + std::string(probes::names[i]) + "=" + std::to_string(c.runs_hit[i]);
+    }
+  }
+  if (applicable == 0) return;
+  os << "  probes reached: " << applicable - c.unreached.size() << " of " << applicable << " (runs hitting each: "
+     << (counts.empty() ? "none" : counts) << ")\n";
+  if (!c.unreached.empty()) {
+    os << "  probes no run hit:";
+    for (std::size_t i : c.unreached) os << " " << probes::names[i];
+    os << "\n";
+  }
+  for (std::size_t p = 0; p < probes::pairs.size(); ++p) {
+    if ((c.a_then_b[p] == 0) == (c.b_then_a[p] == 0)) continue;
+    const auto& pair = probes::pairs[p];
+    os << "  race pair seen in one order only: " << pair.race << " (" << probes::names[pair.a] << " then "
+       << probes::names[pair.b] << ": " << c.a_then_b[p] << " runs; the reverse: " << c.b_then_a[p] << " runs)\n";
+  }
+  if (!c.missing.empty()) {
+    os << "  must_reach FAILED: no run hit";
+    for (const auto& n : c.missing) os << " " << n;
+    os << " over these " << s.runs() << " runs\n";
+  }
+}
+
+}  // namespace
+
 void print_summary(std::ostream& os, const explore_summary& s) {
   const auto& seeds = s.config["seeds"];
   os << "summary: " << s.label << " strategy=" << s.config["strategy"].get<std::string>() << " seeds="
@@ -154,6 +275,7 @@ void print_summary(std::ostream& os, const explore_summary& s) {
   std::map<std::string, std::uint64_t> by_reason;
   for (const auto& f : s.failures) ++by_reason[f.reason];
   for (const auto& [reason, n] : by_reason) os << "  failures by reason: " << reason << ": " << n << "\n";
+  print_coverage(os, s);
   // A run left going may find thousands: the first few here, every one in --json.
   constexpr std::size_t listed = 20;
   for (std::size_t i = 0; i < s.failures.size() && i < listed; ++i) {
@@ -215,7 +337,7 @@ std::string junit_xml(const std::vector<explore_summary>& all) {
   std::size_t failing = 0;
   for (const explore_summary& s : all) {
     total += s.wall_seconds;
-    failing += s.failures.empty() ? 0 : 1;
+    failing += s.failures.empty() && coverage_of(s).missing.empty() ? 0 : 1;
   }
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3f", total);
@@ -230,6 +352,13 @@ std::string junit_xml(const std::vector<explore_summary>& all) {
     std::snprintf(case_secs, sizeof case_secs, "%.3f", s.wall_seconds);
     const std::string name = s.label + " strategy=" + s.config["strategy"].get<std::string>();
     x += "    <testcase classname=\"lockstep.explore\" name=\"" + xml_text(name) + "\" time=\"" + case_secs + "\">\n";
+    const coverage cov = coverage_of(s);
+    if (s.failures.empty() && !cov.missing.empty()) {
+      std::string names;
+      for (const auto& n : cov.missing) names += (names.empty() ? "" : " ") + n;
+      x += "      <failure type=\"must_reach\" message=\"" + xml_text("must_reach: never hit: " + names) + "\">" +
+           xml_text("no run hit these must_reach probes: " + names) + "</failure>\n";
+    }
     for (const auto& f : s.failures) {
       x += "      <failure type=\"" + xml_text(f.kind) + "\" message=\"" +
            xml_text("seed " + std::to_string(f.seed) + ": " + f.reason) + "\">" +

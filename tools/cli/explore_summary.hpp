@@ -36,6 +36,8 @@ struct explore_summary {
   std::vector<std::uint64_t> trace_hashes;     ///< one per run, in seed order
   std::vector<std::uint64_t> schedule_hashes;  ///< one per run: its decisions hashed (schedule_hash_of)
   std::uint64_t probe_runs = 0;             ///< PCT's random runs that sized k (not counted in runs)
+  std::vector<std::uint64_t> probe_hits;    ///< one per run: the coverage probes it reached (bit i: probe i)
+  std::vector<std::uint32_t> probe_orders;  ///< one per run: the race-pair orders it saw (probes::order_ab/ba)
   std::vector<failing_seed> failures;       ///< in seed order
   /// complete | stop-after | time | SIGINT | SIGTERM
   std::string stopped = "complete";
@@ -46,10 +48,28 @@ struct explore_summary {
   [[nodiscard]] std::uint64_t distinct_schedules() const;
 };
 
+/// What the runs of a summary reached (engine/probes.hpp), computed from its
+/// per-run masks and the scenario document in its config, so a merge of
+/// shards gives what one machine would.
+struct coverage {
+  std::vector<std::string> components;   ///< lanes, flight, shards: those the scenario has
+  std::vector<std::uint64_t> runs_hit;   ///< per probe: how many runs hit it
+  std::vector<std::size_t> unreached;    ///< probes of those components that no run hit
+  std::vector<std::uint64_t> a_then_b;   ///< per race pair: runs that saw a before a later b
+  std::vector<std::uint64_t> b_then_a;   ///< per race pair: runs that saw b before a later a
+  std::vector<std::string> must_reach;   ///< the scenario's "must_reach"
+  std::vector<std::string> missing;      ///< of those, the probes no run hit: the must_reach verdict fails
+  /// Whether probe i belongs to a component the scenario has.
+  [[nodiscard]] bool applies(std::size_t probe) const;
+};
+
+coverage coverage_of(const explore_summary& s);
+
 /// "oracle NAME" / "liveness NAME" from a failure's message, else the kind.
 std::string failure_reason(const std::string& kind, const std::string& message);
 
-/// The exit code of the first failure in seed order; exit_held with none.
+/// The exit code of the first failure in seed order; with none, exit_failed
+/// when a must_reach probe was never hit, else exit_held.
 int exit_code_of(const explore_summary& s);
 
 nlohmann::json to_json(const explore_summary& s);

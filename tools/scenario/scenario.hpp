@@ -273,6 +273,8 @@ struct scenario {
   processor_behaviour processor;
   std::vector<actor> actors;
   std::vector<std::string> oracles;  ///< enabled; every one when the file names none
+  /// Coverage probes (engine/probes.hpp) explore must see hit over its seed range.
+  std::vector<std::string> must_reach;
   std::int64_t liveness_ns = 1'000'000'000;
   std::optional<expectations> expect;
   std::optional<failure_expectation> expect_failure;

@@ -1,10 +1,14 @@
 #include "tools/scenario/scenario_reader.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "engine/probes.hpp"
 #include "tools/scenario/schema_check.hpp"
 #include "tools/scenario/swarm.hpp"
 #include "tools/strict_json.hpp"
@@ -15,6 +19,55 @@ namespace {
 using cli::input_error;
 using cli::printable;
 using cli::shown;
+
+[[noreturn]] void fail(const std::string& file, const std::string& pointer, const std::string& expected);
+
+/// Edit distance, for naming the probe a misspelt name was closest to.
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// "must_reach": probes of the components present, each a name in engine/probes.hpp.
+void read_must_reach(const std::string& file, const std::string& prefix, const nlohmann::json& list,
+                     scenario& s) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string name = list[i].get<std::string>();
+    const std::string_view component = lockstep::probes::component_of(name);
+    const bool present = (component == "lanes" && s.lanes) || (component == "flight" && s.single_flight) ||
+                         (component == "shards" && s.shards);
+    if (lockstep::probes::find(name) == lockstep::probes::count || !present) {
+      // The closest name among the probes of the components this scenario has.
+      std::string_view closest;
+      std::size_t best = SIZE_MAX;
+      for (const std::string_view n : lockstep::probes::names) {
+        const std::string_view c = lockstep::probes::component_of(n);
+        if (!((c == "lanes" && s.lanes) || (c == "flight" && s.single_flight) || (c == "shards" && s.shards))) {
+          continue;
+        }
+        const std::size_t d = distance(name, n);
+        if (d < best) {
+          best = d;
+          closest = n;
+        }
+      }
+      fail(file, prefix + "/must_reach/" + std::to_string(i),
+           "a probe of a component in /system (engine/probes.hpp; closest: " + std::string(closest) + "), found " +
+               shown(list[i]));
+    }
+    s.must_reach.push_back(name);
+  }
+}
 
 [[noreturn]] void fail(const std::string& file, const std::string& pointer, const std::string& expected) {
   throw input_error(file + ": " + printable(pointer.empty() ? "/" : pointer, 200) + ": expected " + expected);
@@ -423,6 +476,7 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
   } else {
     s.oracles = applicable;
   }
+  if (doc.contains("must_reach")) read_must_reach(file, prefix, doc["must_reach"], s);
   if (doc.contains("expect_failure")) {
     const nlohmann::json& x = doc["expect_failure"];
     if (doc.contains("expect")) {

@@ -58,7 +58,7 @@ expect file_nested_in_object 2 'f_nested_in_object.json: /a/b/0/0/0/0/0/0/0/0/0/
 bad_file f_dup '{"items":1,"items":2}'
 expect file_duplicate_key 2 "f_dup.json: /items: expected each key at most once in an object, found a duplicate key" -- "$L" run f_dup.json
 bad_file f_escaped '{"a/b~c":1}'
-expect file_pointer_escaped 2 "f_escaped.json: /a~1b~0c: expected one of about, behaviour, expect, expect_failure, liveness_ns, lockstep, oracles, system, workload (unknown field)" -- \
+expect file_pointer_escaped 2 "f_escaped.json: /a~1b~0c: expected one of about, behaviour, expect, expect_failure, liveness_ns, lockstep, must_reach, oracles, system, workload (unknown field)" -- \
   "$L" run f_escaped.json
 bad_file f_dup_escaped '{"x":{"~/":1,"~/":2}}'
 expect file_duplicate_pointer_escaped 2 "f_dup_escaped.json: /x/~0~1: expected each key at most once" -- "$L" run f_dup_escaped.json
