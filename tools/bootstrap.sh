@@ -7,6 +7,7 @@ packages=(
   cmake make g++ clang           # build, and the second compiler for the determinism cross-check
   libboost-context-dev           # fibers
   libboost-test-dev              # unit tests
+  libgtest-dev                   # the example consumer's GoogleTest case (tools/examples)
   libcli11-dev                   # the lockstep CLI
   nlohmann-json3-dev             # scenarios, traces, failure records
   libxxhash-dev                  # the trace hash (XXH3, header-only)

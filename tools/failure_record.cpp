@@ -101,6 +101,13 @@ failure_record read_record(const nlohmann::json& root, const std::string& name) 
              "longer has: its workloads are scenarios/program_*.json");
     }
   }
+  // A record written by a LOCKSTEP_TEST_CASE names its test with /test: it
+  // replays only inside the test binary that holds the body.
+  if (root.contains("test") && !root.contains("scenario")) {
+    r.fail("/test", "a scenario record (with /scenario); this is the record of the library test " +
+                        shown(root["test"]) + ", which replays from its own test binary: LOCKSTEP_REPLAY=" +
+                        printable(name, 200) + " with that test selected");
+  }
   for (auto it = root.begin(); it != root.end(); ++it) {
     bool known = false;
     for (const char* f : record_fields) known = known || it.key() == f;

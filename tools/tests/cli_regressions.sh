@@ -231,6 +231,10 @@ expect record_bad_scenario_value 2 "r_scenario_value.json: /scenario/liveness_ns
 edit r_program.json 's/^{/{"program": "pipeline", "options": {},/'
 expect record_retired_program 2 "r_program.json: /program: expected a scenario record (with /scenario); this is a record of a built-in program, which lockstep no longer has" -- \
   "$L" replay r_program.json
+# A record written by a LOCKSTEP_TEST_CASE (/test, no /scenario): refused, saying where it replays.
+printf '{"lockstep_failure_record": 1, "test": "pool_hands_out", "seed": 3}\n' > r_library.json
+expect record_library_test 2 'r_library.json: /test: expected a scenario record (with /scenario); this is the record of the library test "pool_hands_out", which replays from its own test binary: LOCKSTEP_REPLAY=r_library.json' -- \
+  "$L" replay r_library.json
 
 # --- check-determinism, demo ----------------------------------------------------
 expect check_determinism_holds 0 "(twice)" -- "$L" check-determinism "$H" --seeds 2

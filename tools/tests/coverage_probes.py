@@ -21,10 +21,7 @@ import sys
 import tempfile
 
 # Probes the scenario format cannot reach today, and why.
-AWAITING_FORMAT = {
-    "lanes.ended_by_consumer_exception":
-        "the lanes behaviour has no consumer that throws (behaviour.consumer is a duration only)",
-}
+AWAITING_FORMAT = {}
 
 
 def probe_names(repo):
