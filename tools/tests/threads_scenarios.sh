@@ -41,6 +41,10 @@ for f in "$S"/*.json; do
   if grep -q '"expect"' "$f"; then
     expect "refused_expect_$b" 2 "/expect: expected no exact expectations with --backend threads" -- \
       "$L" run "$f" --backend threads
+  elif grep -q '"contain": false' "$f"; then
+    # A consumer panic that escapes its lane would end the process there.
+    expect "refused_contain_false_$b" 2 "/behaviour/consumer/contain: expected true with --backend threads" -- \
+      "$L" run "$f" --backend threads
   elif grep -q '"expect_failure"' "$f"; then
     # A threads failure ends the process: there is no verdict to turn round.
     expect "refused_expect_failure_$b" 2 "/expect_failure: expected no expect_failure with --backend threads" -- \
