@@ -72,6 +72,8 @@ expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
   "$L" explore "$S/canaries/lanes_consumer_loses_after_panic.json" --seeds 200 --record cl.json
 expect canary_consumer_reorders_after_panic 1 "oracle 'per_key_order' failed" -- \
   "$L" explore "$S/canaries/lanes_consumer_reorders_after_panic.json" --seeds 200 --record cr.json
+expect canary_consumer_lane_survives 1 "oracle 'lane_survives' failed" -- \
+  "$L" explore "$S/canaries/lanes_consumer_loses_after_panic_lane_survives.json" --seeds 200 --record cs.json
 # Without the wrapper's bug the same files hold: the catch is the bug's.
 for bug in loses reorders; do
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['lanes']['canary']='none'; json.dump(d,open(sys.argv[2],'w'))" \
