@@ -38,6 +38,12 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   std::map<std::uint64_t, std::uint64_t> lane_key;       // lane -> the key it serves
   std::map<std::uint64_t, std::int64_t> open_lanes;      // key -> created - closed
   std::map<std::uint64_t, std::pair<std::uint64_t, consumer_outcome>> failed_on;  // lane -> first failed call
+  // For lane_survives: which unfinished items were the closing lane's own.
+  std::map<std::uint64_t, std::set<std::uint64_t>> open_items;  // key -> items counted, not yet handled
+  std::map<std::uint64_t, std::size_t> routed_at;                // item -> index of its routed event
+  std::map<std::uint64_t, std::uint64_t> begun_on;               // item -> lane whose consumer took it
+  std::map<std::uint64_t, std::size_t> lane_first_n;             // lane -> index of its first handle_begin
+  std::map<std::uint64_t, std::size_t> last_created;             // key -> index of its newest lane_created
   std::uint64_t created = 0, closed = 0;
   bool dropped = false;
 
@@ -66,6 +72,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   };
   auto count_in = [&](std::uint64_t item, std::uint64_t key, const lane_event& e, std::size_t n) {
     if (!counted.insert(item).second) return;
+    open_items[key].insert(item);
     const std::uint64_t now = ++unfinished[key];
     const std::optional<std::uint64_t> cap = bound_of(key);
     if (cap && now > *cap) {
@@ -79,6 +86,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
       case lane_event_kind::routed: {
         fates[e.item] = fate::admitted;
         item_key[e.item] = e.key;
+        routed_at.try_emplace(e.item, n);
         const std::optional<std::uint64_t> cap = capacity_of(e);
         widen(e.key, cap);
         if (cap && e.depth >= *cap) {
@@ -111,6 +119,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
       case lane_event_kind::lane_created:
         ++created;
         ++open_lanes[e.key];
+        last_created[e.key] = n;
         break;
       case lane_event_kind::handle_begin: {
         const auto f = fates.find(e.item);
@@ -122,6 +131,8 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
           report("exactly_once", where(e, n) + ": item " + str(e.item) + " handled " + str(handles[e.item]) + " times");
         }
         count_in(e.item, e.key, e, n);
+        begun_on.try_emplace(e.item, e.lane);
+        lane_first_n.try_emplace(e.lane, n);
         if (++in_consumer[e.key] != 1) {
           report("one_lane_per_key", where(e, n) + ": two consumer calls of the key at once (item " + str(e.item) +
                                          " on lane " + str(e.lane) + ")");
@@ -148,6 +159,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
       case lane_event_kind::handled:
         if (in_consumer[e.key] > 0) --in_consumer[e.key];
         if (unfinished[e.key] > 0) --unfinished[e.key];
+        open_items[e.key].erase(e.item);
         if (e.outcome != consumer_outcome::ok) failed_on.try_emplace(e.lane, e.item, e.outcome);
         break;
       case lane_event_kind::lane_closed: {
@@ -161,9 +173,27 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         if (f != failed_on.end() && lk != lane_key.end()) {
           const std::string after = " after its consumer's " + std::string(name_of(f->second.second)) + " on item " +
                                     str(f->second.first);
-          if (unfinished[lk->second] > 0) {
-            report("lane_survives", where(e, n) + ": lane " + str(e.lane) + " closed with " +
-                                        str(unfinished[lk->second]) + " unfinished items of its key" + after);
+          // The lane's own unfinished items: the one its consumer was running,
+          // and those not yet begun that were routed before a successor lane of
+          // the key opened (after a reap, the next route opens a new lane, whose
+          // items may be logged before this lane's close).
+          const std::uint64_t key = lk->second;
+          const auto succ = last_created.find(key);
+          const auto used = lane_first_n.find(e.lane);
+          const bool successor = succ != last_created.end() && used != lane_first_n.end() && succ->second > used->second;
+          std::uint64_t own = 0;
+          for (const std::uint64_t item : open_items[key]) {
+            const auto b = begun_on.find(item);
+            if (b != begun_on.end()) {
+              own += b->second == e.lane ? 1 : 0;
+              continue;
+            }
+            const auto r = routed_at.find(item);
+            if (!successor || (r != routed_at.end() && r->second < succ->second)) ++own;
+          }
+          if (own > 0) {
+            report("lane_survives", where(e, n) + ": lane " + str(e.lane) + " closed with " + str(own) +
+                                        " unfinished items of its key" + after);
           } else if (!s.reaps && !dropped) {
             report("lane_survives", where(e, n) + ": lane " + str(e.lane) +
                                         " closed with idle_ttl off and the router not dropped" + after);

@@ -212,3 +212,28 @@ BOOST_AUTO_TEST_CASE(lane_survives_catches_a_lane_ended_by_its_consumers_failure
   // With idle_ttl set the same close is a reap: lawful.
   BOOST_TEST(!check_reaping(last, true).has_value());
 }
+
+BOOST_AUTO_TEST_CASE(lane_survives_leaves_a_successor_lanes_items_alone) {
+  // Found by lanes_survives_consumer_panic_2cores.json, random seed 1006: lane
+  // 100 panics on item 1, finishes item 2 and is reaped; a route opens lane
+  // 101, whose consumer takes item 3 before lane 100's close is logged. Item 3
+  // is the successor's, not left behind by lane 100.
+  std::vector<lane_event> log = {ev(K::lane_created, 1),       ev(K::routed, 1, 1, 1, 0, 0),
+                                 ev(K::routed, 1, 2, 2, 0, 1), ev(K::handle_begin, 1, 1, 1),
+                                 failed(1, 1, 1, consumer_outcome::panic),
+                                 ev(K::handle_begin, 1, 2, 2), ev(K::handled, 1, 2, 2),
+                                 ev(K::lane_created, 1),       ev(K::handle_begin, 1, 3, 3, 101),
+                                 ev(K::routed, 1, 3, 3, 0, 0), ev(K::lane_closed, 1),
+                                 ev(K::handled, 1, 3, 3, 101), ev(K::router_dropped, unknown_key),
+                                 ev(K::lane_closed, 1, 0, 0, 101)};
+  BOOST_TEST(!check_reaping(log, true).has_value());
+  // The same log with item 3 not yet begun when lane 100 closes: still the successor's.
+  std::vector<lane_event> queued = log;
+  std::swap(queued[8], queued[9]);   // routed before handle_begin
+  std::swap(queued[9], queued[10]);  // lane 100 closes before lane 101 takes item 3
+  BOOST_TEST(!check_reaping(queued, true).has_value());
+  // But an item routed before the successor opened and never begun was lane 100's.
+  std::vector<lane_event> lost = log;
+  lost.insert(lost.begin() + 3, ev(K::routed, 1, 9, 9, 0, 2));
+  expect_caught(check_reaping(lost, true), "lane_survives", "lane 100 closed with 1 unfinished items of its key");
+}
