@@ -1,5 +1,7 @@
 #include "test_record.hpp"
 
+#include "record_fields.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -133,22 +135,8 @@ test_record from_json(const nlohmann::json& root, const std::string& name) {
 
 std::string to_json_text(const test_record& record) {
   nlohmann::json j;
-  j["lockstep_failure_record"] = 1;
+  write_run_fields(j, record.config, record.result);
   j["test"] = record.test;
-  j["seed"] = record.config.seed;
-  j["strategy"] = record.config.strategy;
-  j["cores"] = record.config.cores;
-  j["pct_depth"] = record.config.options.pct_depth;
-  j["pct_steps"] = record.config.options.pct_steps;
-  j["max_steps"] = record.config.max_steps;
-  j["max_time_ns"] = record.config.max_time_ns;
-  j["decisions"] = record.result.decisions;
-  j["steps"] = record.result.steps;
-  j["trace_hash"] = sim::hash_hex(record.result.trace_hash);
-  if (record.result.failed) {
-    j["failure"] = {{"kind", std::string(sim::to_string(record.result.failed->kind))},
-                    {"message", record.result.failed->message}};
-  }
   return j.dump(2) + "\n";
 }
 

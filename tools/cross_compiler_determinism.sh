@@ -17,9 +17,11 @@ if [ -z "$clang_build" ]; then
 fi
 # The claim is about g++ -O2 and clang++ -O0: hold the builds to it.
 cache() { sed -n "s/^$2:[A-Z]*=//p" "$1/CMakeCache.txt"; }
-case "$(basename "$(cache "$gxx_build" CMAKE_CXX_COMPILER)")/$(cache "$gxx_build" CMAKE_BUILD_TYPE)" in
-  g++*/RelWithDebInfo | g++*/Release | c++/RelWithDebInfo | c++/Release) ;;
-  *) echo "cross-compiler determinism: $gxx_build is not a g++ -O2 build" >&2; exit 1 ;;
+gxx_type=$(cache "$gxx_build" CMAKE_BUILD_TYPE)
+gxx_flags=$(cache "$gxx_build" "CMAKE_CXX_FLAGS_$(tr '[:lower:]' '[:upper:]' <<<"$gxx_type")")
+case "$(basename "$(cache "$gxx_build" CMAKE_CXX_COMPILER)")/$gxx_type/$gxx_flags" in
+  g++*/RelWithDebInfo/*-O2* | c++/RelWithDebInfo/*-O2*) ;;
+  *) echo "cross-compiler determinism: $gxx_build is not a g++ -O2 build ($gxx_type: $gxx_flags)" >&2; exit 1 ;;
 esac
 case "$(basename "$(cache "$clang_build" CMAKE_CXX_COMPILER)")/$(cache "$clang_build" CMAKE_BUILD_TYPE)/$(cache "$clang_build" CMAKE_CXX_FLAGS_DEBUG)" in
   clang++*/Debug/*-O0*) ;;

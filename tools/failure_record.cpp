@@ -4,30 +4,17 @@
 #include <optional>
 #include <stdexcept>
 
+#include "testing/record_fields.hpp"
 #include "tools/output_file.hpp"
 
 namespace lockstep::cli {
 
 nlohmann::json to_json(const failure_record& record) {
   nlohmann::json j;
-  j["lockstep_failure_record"] = 1;
+  testing::write_run_fields(j, record.config, record.result);
   j["scenario_file"] = record.scenario_file;
   j["scenario"] = record.scenario;
   if (!record.swarm.is_null()) j["swarm"] = record.swarm;
-  j["seed"] = record.config.seed;
-  j["strategy"] = record.config.strategy;
-  j["cores"] = record.config.cores;
-  j["pct_depth"] = record.config.options.pct_depth;
-  j["pct_steps"] = record.config.options.pct_steps;
-  j["max_steps"] = record.config.max_steps;
-  j["max_time_ns"] = record.config.max_time_ns;
-  j["decisions"] = record.result.decisions;
-  j["steps"] = record.result.steps;
-  j["trace_hash"] = sim::hash_hex(record.result.trace_hash);
-  if (record.result.failed) {
-    j["failure"] = {{"kind", std::string(sim::to_string(record.result.failed->kind))},
-                    {"message", record.result.failed->message}};
-  }
   return j;
 }
 

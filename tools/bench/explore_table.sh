@@ -3,12 +3,14 @@
 # scenario at --jobs 1 and --jobs 2, measured back to back so both see the
 # same machine, and the simulator step's instruction cost with and without
 # the hashed trace (callgrind: exactly repeatable, unlike wall time).
-#   tools/bench/explore_table.sh [BUILD_DIR [SEEDS]]
+#   tools/bench/explore_table.sh [BUILD_DIR [SEEDS [TARGET_S [ROUNDS]]]]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 build=${1:-build-release}
 seeds=${2:-2000}
+target_s=${3:-1.5}
+rounds=${4:-3}
 lockstep="$build/tools/lockstep"
 out=results/explore.md
 work=$(mktemp -d)
@@ -23,21 +25,39 @@ print(f'{(d["runs"] + d["probe_runs"]) / s:.0f}' if s > 0 else "inf")
 PY
 }
 
+# Each row: a first --jobs 1 run over seeds 1..SEEDS sizes the row so that a
+# --jobs 1 run lasts about TARGET_S seconds (short runs are dominated by thread
+# start-up and scheduler noise, not by exploring); then --jobs 1 and --jobs 2
+# alternate ROUNDS times over those seeds and each column is the median.
+median() { python3 -c 'import statistics,sys; print(f"{statistics.median(float(x) for x in sys.argv[1:]):.0f}")' "$@"; }
 rows=""
 min_ratio=""
+below=0
+total=0
 for file in scenarios/*.json; do
   strategies="random pct"
   grep -q '"expect"' "$file" && strategies=fifo  # exact expectations hold only under fifo
   for strategy in $strategies; do
-    "$lockstep" explore "$file" --strategy "$strategy" --seeds "1..$seeds" --stop-after 0 --jobs 1 --json "$work/j1.json" >/dev/null
-    "$lockstep" explore "$file" --strategy "$strategy" --seeds "1..$seeds" --stop-after 0 --jobs 2 --json "$work/j2.json" >/dev/null
-    cmp -s <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["trace_hashes"], d["failures"])' "$work/j1.json") \
-           <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["trace_hashes"], d["failures"])' "$work/j2.json") ||
-      { echo "explore_table: --jobs 1 and --jobs 2 disagree on $file ($strategy)" >&2; exit 1; }
-    r1=$(rate "$work/j1.json"); r2=$(rate "$work/j2.json")
+    explore() {  # jobs seeds out.json
+      "$lockstep" explore "$file" --strategy "$strategy" --seeds "1..$2" --stop-after 0 --jobs "$1" --json "$3" >/dev/null
+    }
+    explore 1 "$seeds" "$work/size.json"
+    n=$(python3 -c "import math; r=float('$(rate "$work/size.json")'); print(max($seeds, math.ceil(r * $target_s)))")
+    r1s=(); r2s=()
+    for ((round = 0; round < rounds; ++round)); do
+      explore 1 "$n" "$work/j1.json"
+      explore 2 "$n" "$work/j2.json"
+      cmp -s <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["trace_hashes"], d["failures"])' "$work/j1.json") \
+             <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["trace_hashes"], d["failures"])' "$work/j2.json") ||
+        { echo "explore_table: --jobs 1 and --jobs 2 disagree on $file ($strategy)" >&2; exit 1; }
+      r1s+=("$(rate "$work/j1.json")"); r2s+=("$(rate "$work/j2.json")")
+    done
+    r1=$(median "${r1s[@]}"); r2=$(median "${r2s[@]}")
     ratio=$(python3 -c "print(f'{$r2 / $r1:.2f}')")
     min_ratio=$(python3 -c "print(min(float('${min_ratio:-99}'), $ratio))")
-    rows+="| $(basename "$file" .json) | $strategy | $r1 | $r2 | $ratio |"$'\n'
+    total=$((total + 1))
+    python3 -c "import sys; sys.exit(0 if $ratio >= 1.8 else 1)" || below=$((below + 1))
+    rows+="| $(basename "$file" .json) | $strategy | $n | $r1 | $r2 | $ratio |"$'\n'
   done
 done
 
@@ -65,15 +85,19 @@ fi
   echo "$(cut -d' ' -f1-3 /proc/loadavg) when it ended, by:"
   echo
   echo '```sh'
-  echo "tools/bench/explore_table.sh $build $seeds"
+  echo "tools/bench/explore_table.sh $build $seeds $target_s $rounds"
   echo '```'
   echo
-  echo "Seeds 1..$seeds per scenario and strategy; runs/s counts every run, pct's probe runs"
-  echo "included. The two columns run back to back, and the script fails if their trace hashes or"
-  echo "failures differ. Smallest --jobs 2 / --jobs 1 ratio: **$min_ratio** (target ≥ 1.8)."
+  echo "Each row explores seeds 1..N, N sized by a first run of seeds 1..$seeds so that a"
+  echo "\`--jobs 1\` run lasts about $target_s s; then \`--jobs 1\` and \`--jobs 2\` alternate $rounds times"
+  echo "and each column is the median. runs/s counts every run, pct's probe runs included, over"
+  echo "explore's own wall time (process start-up and reading the file excluded). The script fails"
+  echo "if the two columns' trace hashes or failures differ."
   echo
-  echo "| scenario | strategy | runs/s, --jobs 1 | runs/s, --jobs 2 | ratio |"
-  echo "|----------|----------|-----------------:|-----------------:|------:|"
+  echo "**Smallest --jobs 2 / --jobs 1 ratio: $min_ratio; $below of $total rows below the target of 1.8.**"
+  echo
+  echo "| scenario | strategy | seeds | runs/s, --jobs 1 | runs/s, --jobs 2 | ratio |"
+  echo "|----------|----------|------:|-----------------:|-----------------:|------:|"
   printf '%s' "$rows"
   if [[ -n "$steps" ]]; then
     echo

@@ -1,6 +1,7 @@
 // lockstep check-determinism FILE...: each seed of each scenario twice, the
 // trace bytes and decisions compared (the first differing line printed when
-// they differ); with --jobs N also explore's outcomes on one thread against N.
+// they differ); with --jobs N also explore's outcomes on one thread against N;
+// with --swarm each seed's drawn configuration, as explore --swarm draws it.
 #include <chrono>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "tools/cli/report.hpp"
 #include "tools/cli/trace_diff.hpp"
 #include "tools/cli/verbs.hpp"
+#include "tools/scenario/swarm.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/strict_json.hpp"
@@ -69,6 +71,8 @@ int check_file(run_options o, unsigned jobs, bool jobs_given) {
     const auto a = run_once(p, c);
     const auto b = run_once(p, c);
     std::cout << "seed=" << seed << " trace_hash=" << sim::hash_hex(a.trace_hash);
+    // --swarm: each run drew its configuration from the seed, so the values are part of what must repeat.
+    if (p.swarm_document) std::cout << " swarm: " << scenario::swarm::values_text(for_seed(p, seed).swarm_values);
     if (a.trace_text != b.trace_text || a.trace_hash != b.trace_hash || a.decisions != b.decisions) {
       crash_report::clear();
       std::cout << " NONDETERMINISTIC: second run gave " << sim::hash_hex(b.trace_hash) << "\n";
@@ -120,6 +124,7 @@ int cmd_check_determinism(run_options o, const std::string& jobs_text, bool jobs
   resolve(o, false);
   const unsigned jobs = jobs_given ? static_cast<unsigned>(parse_u64("--jobs", jobs_text, 1, 1024)) : 1;
   const std::vector<std::string> files = expand_files(o.files);
+  check_swarm_files(o, files);
   check_every_file(o, files);
   // Every file is checked; the exit code is the first file's that did not hold.
   int code = exit_held;

@@ -363,6 +363,8 @@ std::string junit_xml(const std::vector<explore_summary>& all) {
       x += "      <failure type=\"" + xml_text(f.kind) + "\" message=\"" +
            xml_text("seed " + std::to_string(f.seed) + ": " + f.reason) + "\">" +
            xml_text("seed=" + std::to_string(f.seed) + "\nreason: " + f.reason + "\n" + f.message + "\n" +
+                    // a swarm run's drawn values: what made this configuration fail
+                    (f.swarm.is_null() ? "" : "swarm: " + scenario::swarm::values_text(f.swarm) + "\n") +
                     (f.record.empty() ? "rerun with: " : "replay with: ") + f.command) +
            "</failure>\n";
     }

@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   det_opts.seeds_text = "10";
   auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
   add_run_flags(*det, det_opts, false);
+  add_swarm_flag(*det, det_opts);
   std::string det_jobs;
   det->add_option("--jobs", det_jobs,
                   "also run the seeds as explore does on 1 and on N threads (1 to 1024) and compare every "

@@ -83,6 +83,15 @@ assert d["config"]["swarm"] is True
 f = d["failing_seeds"][0]
 assert f["seed"] == r["seed"] and f["swarm"] == r["swarm"], (f, r["swarm"])
 ' found.json rec.json
+"$L" explore "$canary" --swarm --seeds $seeds --jobs 2 --junit found.xml >/dev/null 2>&1 || true
+check swarm_in_junit '
+import json, sys, xml.etree.ElementTree as ET
+r = json.load(open(sys.argv[2]))
+f = ET.parse(sys.argv[1]).getroot().find(".//failure")
+assert f is not None, "no <failure> in the JUnit file"
+want = "swarm: " + " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(r["swarm"].items()))
+assert want in f.text, (want, f.text)
+' found.xml rec.json
 hash=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace_hash"])' rec.json)
 expect swarm_record_replays 1 "reproduced: the same trace hash $hash" -- "$L" replay rec.json
 grep -q '^swarm: /system/shards/classes/0/max_inflight=' out || fail "replay printed no swarm: line"
@@ -90,6 +99,12 @@ seed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seed"])'
 expect swarm_rerun_same_seed 1 "trace_hash=$hash" -- "$L" run "$canary" --swarm --seed "$seed" --record rerun.json
 name=swarm_rerun_same_record cases=$((cases + 1))
 cmp -s rec.json rerun.json || fail "run --swarm --seed $seed wrote a different record than explore"
+
+# check-determinism --swarm: each seed twice, under the values it draws.
+expect swarm_check_determinism 0 "explore --jobs 1 and --jobs 2: the same outcome for all 20 seeds" -- \
+  "$L" check-determinism "$canary" --swarm --seeds 20 --jobs 2
+grep -q '^seed=1 trace_hash=[0-9a-f]* swarm: /system/shards/classes/0/max_inflight=' out ||
+  fail "check-determinism --swarm did not print the values each seed drew"
 
 # --- (c) --jobs 1 == --jobs 2; shards merge; the same seed, the same values --
 for j in 1 2; do
@@ -138,6 +153,8 @@ name=swarm_directory_lines cases=$((cases + 1))
 grep -q '^exploring scenario=lib/a_swarm.json .* swarm$' out || fail "the swarm file was not explored under swarm"
 grep -q '^exploring scenario=lib/b_fixed.json strategy=random cores=1 seeds=1..50$' out ||
   fail "the file without ranges did not run as it is"
+expect swarm_check_determinism_needs_ranges 2 "fixed.json: /: expected swarm ranges" -- \
+  "$L" check-determinism fixed.json --swarm --seeds 2
 
 # --- (e) bad input: one line, exit 2 ------------------------------------------
 expect ranges_need_swarm 2 "shards_ignore_pending_cap_swarm.json: /system/shards/classes/0/max_inflight: expected a fixed value, found the swarm range {\"range\":[1,4]} (3 in the file; explore --swarm and run --swarm draw them from each seed)" -- \
