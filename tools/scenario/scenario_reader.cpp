@@ -204,6 +204,10 @@ scenario read_scenario(const nlohmann::json& doc, const std::string& file, const
   // Swarm ranges are resolved before the reader (swarm.hpp); one left here was given without --swarm.
   swarm::check_ranges(doc, file, prefix);
   swarm::refuse_ranges(doc, file, prefix);
+  return read_schema_checked_scenario(doc, file, prefix);
+}
+
+scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::string& file, const std::string& prefix) {
   scenario s;
   s.source = file;
   s.document = doc;

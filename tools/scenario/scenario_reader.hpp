@@ -23,6 +23,13 @@ scenario read_scenario_file(const std::string& path);
 /// below `prefix` (a failure record embeds the scenario under /scenario).
 scenario read_scenario(const nlohmann::json& doc, const std::string& file, const std::string& prefix = "");
 
+/// read_scenario without the schema check, for a document known to pass it
+/// and to hold no swarm range: a swarm file resolved for one seed (the schema
+/// typed and bounded each range's values when the file was read, so every
+/// value drawn passes it too). The reader's own checks still run.
+scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::string& file,
+                                      const std::string& prefix = "");
+
 /// The run-time rules: `expect` only under fifo; every actor's core below
 /// `cores` (the scenario's own, or --cores). Throws cli::input_error.
 void check_run_settings(const scenario& s, const std::string& strategy, std::uint32_t cores,
