@@ -7,7 +7,9 @@
 # is not the 0 each case expects. A few bundled files cover the components
 # on two or three threads: lanes (routing and reaping across threads),
 # shards, single-flight (the cancel/publish race), a composed system, and one
-# planted shard bug, caught (exit 1) on threads without a race report.
+# planted shard bug, caught (exit 1) on threads without a race report. Each
+# file runs three times: TSan sees only the interleavings that happen, and a
+# run takes well under a second even under TSan.
 #
 #   threads_scenarios_tsan.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
@@ -28,7 +30,9 @@ for b in lanes_per_key_order lanes_route_meets_reap_2cores lanes_survives_consum
   flight_faults_random_2cores composed_faults_random_3cores; do
   f="$S/$b.json"
   [ -f "$f" ] || { name=$b; fail "bundled scenario $f is missing"; continue; }
-  expect "tsan_threads_$b" 0 "outcome=ok backend=threads" -- "$L" run "$f" --backend threads
+  for round in 1 2 3; do
+    expect "tsan_threads_${b}_$round" 0 "outcome=ok backend=threads" -- "$L" run "$f" --backend threads
+  done
 done
 expect tsan_threads_canary_lifo_per_key 1 "FAILED oracle: oracle 'per_key_order' failed" -- \
   "$L" run "$S/canaries/shards_lifo_per_key.json" --backend threads
