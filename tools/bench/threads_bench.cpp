@@ -26,8 +26,10 @@
 // median and every sample are printed, with the share of the machine's CPU
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
+//                      [--keys K] [--ttl off|1]
 // (--items scales every workload's item count, default 1000000: smaller for
-// runs under callgrind).
+// runs under callgrind; --keys and --ttl pick one lane_router figure, so a
+// profile holds that workload alone).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -456,15 +458,19 @@ std::string read_first_line(const char* path, const char* prefix) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string only;
-  std::uint64_t items = 1'000'000;
+  std::string only, ttl_only;
+  std::uint64_t items = 1'000'000, keys_only = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--runs") g_runs = std::max(1, std::stoi(argv[i + 1]));
     else if (flag == "--only") only = argv[i + 1];
     else if (flag == "--items") items = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
+    else if (flag == "--keys") keys_only = std::stoull(argv[i + 1]);
+    else if (flag == "--ttl" && (std::string(argv[i + 1]) == "off" || std::string(argv[i + 1]) == "1")) ttl_only = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]\n");
+      std::fprintf(stderr,
+                   "usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N] "
+                   "[--keys K] [--ttl off|1]\n");
       return 2;
     }
   }
@@ -476,8 +482,9 @@ int main(int argc, char** argv) {
       64 * 1024, g_runs, read_first_line("/proc/loadavg", nullptr).c_str());
   if (only.empty() || only == "lane_router") {
     for (std::uint64_t keys : {1ULL, 64ULL, 4096ULL}) {
-      bench_lane_router(keys, items, std::nullopt);
-      bench_lane_router(keys, items, 1'000'000);
+      if (keys_only != 0 && keys != keys_only) continue;
+      if (ttl_only != "1") bench_lane_router(keys, items, std::nullopt);
+      if (ttl_only != "off") bench_lane_router(keys, items, 1'000'000);
     }
   }
   if (only.empty() || only == "single_flight") {
