@@ -117,6 +117,86 @@ static constexpr std::size_t max_spare_fibers = 0;
 static constexpr std::size_t max_spare_fibers = 4096;
 #endif
 
+void executor::reset(const run_config& config) {
+  // Every member below as the constructor (and its initializers) leaves it;
+  // keep this list complete when adding one (test_sim_executor's reuse test
+  // compares reused and fresh executors after runs that leave state behind).
+  config_ = config;
+  if (!strategy_->restart(config.strategy, config.seed, config.options)) {
+    strategy_ = make_strategy(config.strategy, config.seed, config.options);
+  }
+  values_seeded_ = false;
+  reusable_ = false;
+  trace_.~trace();
+  ::new (static_cast<void*>(&trace_)) trace(config.trace);
+  stacks_ = &stack_pool::shared(config.stack_bytes);
+  cores_.resize(config.cores == 0 ? 1 : config.cores);
+  for (core_slot& c : cores_) {
+    c.active = nullptr;
+    c.ready.clear();
+  }
+  fibers_.clear();  // all null: run() ended every fiber
+  live_ = 0;
+  timers_.c.clear();
+  uniform_ = strategy_->uniform_source();
+  watched_step_ = strategy_->next_watched_step();
+  candidates_total_ = 0;
+  stop_ = false;
+  candidates_.clear();
+  decisions_.clear();  // run() moved them out; reserve as a fresh executor would
+  if (config.record_decisions) decisions_.reserve(spares().decisions);
+  current_ = nullptr;
+  busy_cores_ = 0;
+  now_ = 0;
+  step_ = 0;
+  seq_ = 0;
+  objects_ = 0;
+  probe_hits_ = 0;
+  probe_seq_ = 0;
+  probe_first_.fill(0);
+  probe_last_.fill(0);
+  main_ = no_fiber;
+  failed_.reset();
+  tearing_down_ = false;
+  destroying_ = false;
+  teardown_top_ = 0;
+  teardown_steps_ = 0;
+  // The scheduler's stack, sanitizer contexts and EH globals are this
+  // thread's: unchanged, as the executor never leaves it.
+}
+
+#if defined(LOCKSTEP_HAS_ASAN)
+executor_lease::executor_lease(const run_config& config) : ex_(std::make_unique<executor>(config)) {}
+executor_lease::~executor_lease() = default;
+#else
+namespace {
+// This thread's executor between runs. Parked, so its destructor at thread
+// exit touches no other thread_local (the stack pool may be gone by then).
+thread_local std::unique_ptr<executor> idle;
+}  // namespace
+
+executor_lease::executor_lease(const run_config& config) {
+  if (idle) {
+    ex_ = std::move(idle);
+    ex_->parked_ = false;
+    ex_->reset(config);
+  } else {
+    ex_ = std::make_unique<executor>(config);
+  }
+}
+
+executor_lease::~executor_lease() {
+  // Only an executor whose run() returned is in a state reset() can restart
+  // from; a nested run's executor is freed (the slot is taken by then or
+  // will be by the outer one).
+  if (ex_->reusable_ && !idle) {
+    ex_->stacks_->trim_if_idle();
+    ex_->parked_ = true;
+    idle = std::move(ex_);
+  }
+}
+#endif
+
 executor::run_spares& executor::spares() {
   // Per thread: explore's jobs each run their own executors.
   static thread_local run_spares s;
@@ -126,9 +206,8 @@ executor::run_spares& executor::spares() {
 executor::executor(const run_config& config)
     : config_(config),
       strategy_(make_strategy(config.strategy, config.seed, config.options)),
-      values_(config.seed ^ 0x6c6f636b73746570ULL),  // "lockstep": a stream apart from the strategy's
       trace_(config.trace),
-      stacks_(stack_pool::shared(config.stack_bytes)) {
+      stacks_(&stack_pool::shared(config.stack_bytes)) {
   // Take what the last run on this thread left (a nested executor finds the
   // spares taken and starts empty, which is only slower).
   run_spares& s = spares();
@@ -159,9 +238,12 @@ executor::executor(const run_config& config)
 }
 
 executor::~executor() {
+  // At thread exit (parked): the thread's pool and spares may be gone already,
+  // and nothing is left to hand them (run() returned, every fiber is gone).
+  if (parked_) return;
   // run() tears every fiber down; this only matters if run() was never called.
   if (live_ > 0) teardown();
-  stacks_.trim_if_idle();
+  stacks_->trim_if_idle();
   run_spares& s = spares();
   if (s.cores.capacity() <= cores_.capacity()) s.cores = std::move(cores_);
   // Every record is gone by now (finished, or destroyed by teardown).
@@ -232,7 +314,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   san::start_switch(&t, creator_bottom, creator_size);
   san::tsan_switch(f->tsan_fiber);
   try {
-    f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{&stacks_, &f->stack},
+    f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{stacks_, &f->stack},
                                     [this, f](boost::context::fiber&& caller) {
                                       san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
                                       f->started = true;
@@ -461,15 +543,33 @@ trace& executor::note(std::string_view event) {
 
 // --- the scheduler loop -----------------------------------------------------
 
-fiber* executor::pick() {
+void executor::step_budget_exhausted() {
+  fail(failure_kind::step_budget,
+       "step budget of " + std::to_string(config_.max_steps) +
+           " exhausted: a livelock (fibers keep running without finishing), or a budget too "
+           "small for this program");
+}
+
+// Out of the inlined step: a virtual call, a candidate list and a handler.
+bool executor::pick_by_strategy(std::size_t count, std::size_t& index) {
+  list_candidates();
+  try {
+    index = strategy_->pick(candidates_, count, step_);
+    return true;
+  } catch (const replay_divergence& e) {
+    fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
+    return false;
+  }
+}
+
+// Inlined into loop(), as take() is into it: the calls and their register
+// saves were a sixth of an untraced step's instructions.
+LOCKSTEP_ALWAYS_INLINE fiber* executor::pick() {
   const std::size_t count = candidates_total_;
   if (count == 0) return nullptr;
   ++step_;
-  if (step_ > config_.max_steps) {
-    fail(failure_kind::step_budget,
-         "step budget of " + std::to_string(config_.max_steps) +
-             " exhausted: a livelock (fibers keep running without finishing), or a budget too "
-             "small for this program");
+  if (step_ > config_.max_steps) [[unlikely]] {
+    step_budget_exhausted();
     return nullptr;
   }
 
@@ -478,14 +578,8 @@ fiber* executor::pick() {
   if (decide) {
     if (uniform_ != nullptr) {
       index = static_cast<std::size_t>(uniform_->below(count));
-    } else {
-      list_candidates();
-      try {
-        index = strategy_->pick(candidates_, count, step_);
-      } catch (const replay_divergence& e) {
-        fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
-        return nullptr;
-      }
+    } else if (!pick_by_strategy(count, index)) {
+      return nullptr;
     }
   }
 
@@ -532,7 +626,7 @@ void executor::trace_wake(const fiber& f, wake_reason reason) {
       .end();
 }
 
-fiber* executor::take(std::size_t index, std::size_t count) {
+LOCKSTEP_ALWAYS_INLINE fiber* executor::take(std::size_t index, std::size_t count) {
   fiber* chosen = nullptr;
   for (core_slot& c : cores_) {
     const std::size_t n = c.active ? 1 : c.ready.size();
@@ -653,6 +747,7 @@ run_result executor::run(unique_function main) {
   r.failed = failed_;
   r.trace_text = trace_.text();
   r.probe_hits = probe_hits_;
+  reusable_ = live_ == 0;
   // Pair p was seen as a-then-b when some hit of a came before some later hit
   // of b: the first a before the last b (and the other way round).
   for (std::size_t p = 0; p < probes::pairs.size(); ++p) {

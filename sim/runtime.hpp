@@ -95,12 +95,13 @@ inline void check_liveness(bool holds, std::string_view oracle, const std::strin
   if (!holds) throw liveness_failed{std::string(oracle), message};
 }
 
-/// Runs `program(rt)` as the main fiber of a fresh executor.
+/// Runs `program(rt)` as the main fiber of an executor in its initial state
+/// (this thread's, reset: see executor_lease).
 template <class Program>
 run_result run(const run_config& config, Program&& program) {
-  executor ex(config);
-  runtime rt(ex);
-  return ex.run([&rt, &program] { program(rt); });
+  executor_lease ex(config);
+  runtime rt(*ex);
+  return ex->run([&rt, &program] { program(rt); });
 }
 
 }  // namespace lockstep::sim
