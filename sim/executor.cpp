@@ -153,8 +153,8 @@ void executor::reset(const run_config& config) {
   objects_ = 0;
   probe_hits_ = 0;
   probe_seq_ = 0;
-  probe_first_.fill(0);
-  probe_last_.fill(0);
+  // probe_first_ and probe_last_ are read only for probes hit in this run,
+  // which wrote them: no need to clear them.
   main_ = no_fiber;
   failed_.reset();
   tearing_down_ = false;

@@ -206,3 +206,83 @@ BOOST_AUTO_TEST_CASE(a_run_after_a_cancelled_run_starts_from_clean_records) {
   BOOST_TEST(after.ok());
   BOOST_TEST(after.trace_text == on_new_thread.trace_text);
 }
+
+// sim::run reuses this thread's executor (executor_lease): after any run,
+// however it ended, the next behaves exactly as on a freshly built executor,
+// for every strategy: same trace bytes, decisions, steps, clock, failure,
+// probes and program randomness.
+BOOST_AUTO_TEST_CASE(a_reused_executor_runs_as_a_fresh_one_after_any_run) {
+  auto probe_program = [](runtime& rt) {
+    auto a = rt.spawn_on(1, "a", [&] {
+      rt.sleep_for(static_cast<std::int64_t>(rt.random() % 50));
+      rt.probe(0);
+      rt.yield_now();
+    });
+    auto b = rt.spawn_on(0, "b", [&] {
+      for (int i = 0; i < 3; ++i) rt.yield_now();
+      rt.probe(1);
+    });
+    a.join();
+    b.join();
+    check(rt.random() % 7 != 7, "never", "fails");
+  };
+  // Runs that leave state behind: an oracle failure with fibers asleep and
+  // a mutex held (teardown), a deadlock, an exhausted step budget, probes,
+  // program draws and timers still pending.
+  auto failing = [](runtime& rt) {
+    mutex m(rt);
+    m.lock();
+    [[maybe_unused]] auto sleeper = rt.spawn_on(1, "sleeper", [&] { rt.sleep_for(1'000'000); });
+    [[maybe_unused]] auto waiter = rt.spawn_on(1, "waiter", [&] { m.lock(); m.unlock(); });
+    rt.probe(2);
+    (void)rt.random();
+    rt.sleep_for(5);
+    check(false, "planted", "fails on purpose");
+  };
+  auto deadlocked = [](runtime& rt) {
+    mutex m(rt);
+    m.lock();
+    auto child = rt.spawn_on(1, "child", [&] { m.lock(); m.unlock(); });
+    child.join();
+  };
+  auto spinning = [](runtime& rt) {
+    [[maybe_unused]] auto spinner = rt.spawn_on(1, "spinner", [&] { for (;;) rt.yield_now(); });
+    for (;;) rt.yield_now();
+  };
+  auto fresh_run = [&](const run_config& c) {
+    executor ex(c);
+    runtime rt(ex);
+    return ex.run([&] { probe_program(rt); });
+  };
+  for (const char* strategy : {"random", "pct", "fifo", "replay"}) {
+    run_config c = config(11, strategy, 2);
+    c.trace = trace_mode::full;
+    c.options.pct_steps = 20;
+    if (std::string_view(strategy) == "replay") c.options.decisions = fresh_run(config(11, "random", 2)).decisions;
+    const run_result fresh = fresh_run(c);
+    BOOST_TEST_REQUIRE(fresh.ok(), (fresh.failed ? fresh.failed->message : ""));
+    BOOST_TEST(fresh.probe_hits == 3u);
+    for (int dirty = 0; dirty < 3; ++dirty) {
+      run_config d = config(5 + dirty, dirty == 1 ? "fifo" : "pct", 2);
+      d.trace = dirty == 0 ? trace_mode::hash : trace_mode::off;
+      d.max_steps = 200;
+      const run_result before = dirty == 0 ? run(d, failing) : dirty == 1 ? run(d, deadlocked) : run(d, spinning);
+      BOOST_TEST_REQUIRE(before.failed.has_value());
+      BOOST_TEST(before.failed->kind == (dirty == 0   ? failure_kind::oracle
+                                         : dirty == 1 ? failure_kind::deadlock
+                                                      : failure_kind::step_budget));
+      const run_result reused = run(c, probe_program);
+      BOOST_TEST_CONTEXT("strategy " << strategy << " after dirty run " << dirty) {
+        BOOST_TEST(reused.ok(), (reused.failed ? reused.failed->message : ""));
+        BOOST_TEST(reused.trace_text == fresh.trace_text);
+        BOOST_TEST(reused.trace_hash == fresh.trace_hash);
+        BOOST_TEST(reused.decisions == fresh.decisions);
+        BOOST_TEST(reused.steps == fresh.steps);
+        BOOST_TEST(reused.end_time_ns == fresh.end_time_ns);
+        BOOST_TEST(reused.probe_hits == fresh.probe_hits);
+        BOOST_TEST(reused.probe_orders == fresh.probe_orders);
+        BOOST_TEST(reused.strategy == fresh.strategy);
+      }
+    }
+  }
+}
