@@ -121,6 +121,7 @@ void executor::reset(const run_config& config) {
   // Every member below as the constructor (and its initializers) leaves it;
   // keep this list complete when adding one (test_sim_executor's reuse test
   // compares reused and fresh executors after runs that leave state behind).
+  if (config.stack_bytes != config_.stack_bytes) stacks_ = &stack_pool::shared(config.stack_bytes);
   config_ = config;
   if (!strategy_->restart(config.strategy, config.seed, config.options)) {
     strategy_ = make_strategy(config.strategy, config.seed, config.options);
@@ -129,7 +130,6 @@ void executor::reset(const run_config& config) {
   reusable_ = false;
   trace_.~trace();
   ::new (static_cast<void*>(&trace_)) trace(config.trace);
-  stacks_ = &stack_pool::shared(config.stack_bytes);
   cores_.resize(config.cores == 0 ? 1 : config.cores);
   for (core_slot& c : cores_) {
     c.active = nullptr;
@@ -739,7 +739,9 @@ run_result executor::run(unique_function main) {
   r.seed = config_.seed;
   r.strategy = std::string(strategy_->name());
   r.cores = static_cast<std::uint32_t>(cores_.size());
-  spares().decisions = decisions_.size();
+  // Room for a run a little longer than this one, so the next run's list
+  // is one allocation rather than a reservation and a regrowth.
+  spares().decisions = decisions_.size() + decisions_.size() / 2 + 16;
   r.decisions = std::move(decisions_);
   r.trace_hash = trace_.hash();
   r.steps = step_;
@@ -750,7 +752,7 @@ run_result executor::run(unique_function main) {
   reusable_ = live_ == 0;
   // Pair p was seen as a-then-b when some hit of a came before some later hit
   // of b: the first a before the last b (and the other way round).
-  for (std::size_t p = 0; p < probes::pairs.size(); ++p) {
+  for (std::size_t p = 0; probe_hits_ != 0 && p < probes::pairs.size(); ++p) {
     const auto& pair = probes::pairs[p];
     const std::uint64_t both = (std::uint64_t{1} << pair.a) | (std::uint64_t{1} << pair.b);
     if ((probe_hits_ & both) != both) continue;
