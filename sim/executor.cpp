@@ -116,6 +116,17 @@ static constexpr std::size_t max_spare_fibers = 0;
 #else
 static constexpr std::size_t max_spare_fibers = 4096;
 #endif
+// Parked contexts (see fiber::pool): a finished fiber's context and stack
+// kept for the next spawn. Creating a context (Boost makes an excursion onto
+// the new stack and back), allocating its stack and the exit path cost about
+// as much as a small run's steps. Bounded, so a run of many fibers leaves
+// few stacks pinned. Not under the sanitizers: ASan's fake stacks and TSan's
+// shadow stacks follow a context's life, which parking would extend.
+#if defined(LOCKSTEP_HAS_ASAN) || defined(LOCKSTEP_HAS_TSAN)
+static constexpr std::size_t max_parked_fibers = 0;
+#else
+static constexpr std::size_t max_parked_fibers = 256;
+#endif
 
 void executor::reset(const run_config& config) {
   // Every member below as the constructor (and its initializers) leaves it;
@@ -170,6 +181,7 @@ executor_lease::executor_lease(const run_config& config) : ex_(std::make_unique<
 executor_lease::~executor_lease() = default;
 #else
 namespace {
+constexpr std::size_t trim_keeps_slabs = 4;
 // This thread's executor between runs. Parked, so its destructor at thread
 // exit touches no other thread_local (the stack pool may be gone by then).
 thread_local std::unique_ptr<executor> idle;
@@ -190,7 +202,10 @@ executor_lease::~executor_lease() {
   // from; a nested run's executor is freed (the slot is taken by then or
   // will be by the outer one).
   if (ex_->reusable_ && !idle) {
-    ex_->stacks_->trim_if_idle();
+    // After a run that grew the pool past what trimming keeps, parked stacks
+    // must not pin its slabs: they are given back first.
+    if (ex_->stacks_->mapped() > trim_keeps_slabs * stack_pool::stacks_per_slab) ex_->drop_all_parked();
+    ex_->stacks_->trim_if_idle(trim_keeps_slabs);
     ex_->parked_ = true;
     idle = std::move(ex_);
   }
@@ -238,11 +253,22 @@ executor::executor(const run_config& config)
 }
 
 executor::~executor() {
-  // At thread exit (parked): the thread's pool and spares may be gone already,
-  // and nothing is left to hand them (run() returned, every fiber is gone).
-  if (parked_) return;
+  if (parked_) {
+    // At thread exit: the thread's pool and spares may be gone already, and
+    // nothing is left to hand them (run() returned, every fiber is gone).
+    // Parked contexts are forgotten, not unwound: their stacks may be
+    // unmapped, and nothing of a user's is on them (see spawn).
+    alignas(boost::context::fiber) unsigned char sink[sizeof(boost::context::fiber)];
+    for (auto& owned : spare_fibers_) {
+      if (owned->cont) ::new (static_cast<void*>(sink)) boost::context::fiber(std::move(owned->cont));  // never destroyed
+    }
+    return;
+  }
   // run() tears every fiber down; this only matters if run() was never called.
   if (live_ > 0) teardown();
+  // Records handed on hold no context (the pool for their stack size may be
+  // trimmed, and the next executor may use another).
+  drop_all_parked();
   stacks_->trim_if_idle();
   run_spares& s = spares();
   if (s.cores.capacity() <= cores_.capacity()) s.cores = std::move(cores_);
@@ -256,12 +282,44 @@ executor::~executor() {
 
 void executor::retire(fiber& f) {
   std::unique_ptr<fiber> owned = std::move(fibers_[f.id]);
-  if (spare_fibers_.size() >= max_spare_fibers) return;  // freed here
-  // A fresh record in the same storage: no state of this fiber survives.
+  if (spare_fibers_.size() >= max_spare_fibers) {
+    if (f.cont) --parked_fibers_;
+    drop_parked(f);
+    return;  // freed here
+  }
+  // A fresh record in the same storage: no state of this fiber survives but
+  // a parked context, its stack and their pool.
   fiber* p = owned.get();
+  boost::context::fiber parked = std::move(p->cont);
+  const boost::context::stack_context stack = p->stack;
+  stack_pool* const pool = p->pool;
   p->~fiber();
   ::new (static_cast<void*>(p)) fiber();
+  if (parked) {
+    p->cont = std::move(parked);
+    p->stack = stack;
+    p->pool = pool;
+  }
   spare_fibers_.push_back(std::move(owned));
+}
+
+// Unwinds a parked context (Boost's forced unwind through the parking loop
+// alone: no user frame is on it), which returns its stack to its pool.
+void executor::drop_parked(fiber& f) {
+  if (!f.cont) return;
+  { boost::context::fiber dead = std::move(f.cont); }
+  f.pool = nullptr;
+}
+
+void executor::drop_all_parked() {
+  for (auto& owned : spare_fibers_) drop_parked(*owned);
+  parked_fibers_ = 0;
+}
+
+bool executor::may_park() {
+  if (parked_fibers_ >= max_parked_fibers || destroying_) return false;
+  ++parked_fibers_;
+  return true;
 }
 
 // --- fibers -----------------------------------------------------------------
@@ -296,6 +354,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   f->core = core;
   f->name = std::move(name);
   f->body = std::move(body);
+  f->owner = this;
   f->tsan_fiber = san::tsan_create();
   ++live_;
   // Spawned while the run is being torn down: born cancelled, so its body
@@ -305,35 +364,50 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
     teardown_top_ = fibers_.size();
   }
 
-  // Boost's constructor makes an excursion onto the new stack and back; tell
-  // ASan it is a switch to "self" so no fake frame is taken from the creator.
-  const void* creator_bottom = current_ ? stack_bottom(*current_) : sched_bottom_;
-  const std::size_t creator_size = current_ ? current_->stack.size : sched_size_;
-  void* creator_tsan = current_ ? current_->tsan_fiber : sched_tsan_;
-  void* t = nullptr;
-  san::start_switch(&t, creator_bottom, creator_size);
-  san::tsan_switch(f->tsan_fiber);
-  try {
-    f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{stacks_, &f->stack},
-                                    [this, f](boost::context::fiber&& caller) {
-                                      san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
-                                      f->started = true;
-                                      f->caller = std::move(caller);
-                                      fiber_main(this, f);
-                                      return std::move(f->caller);
-                                    });
-  } catch (const std::exception& e) {  // stack_exhausted, or bad_alloc
+  if (f->cont && f->pool == stacks_) {
+    --parked_fibers_;  // a parked context: its next resume runs this body
+  } else {
+    if (f->cont) --parked_fibers_;
+    drop_parked(*f);  // parked on a stack of another size
+    // Boost's constructor makes an excursion onto the new stack and back; tell
+    // ASan it is a switch to "self" so no fake frame is taken from the creator.
+    const void* creator_bottom = current_ ? stack_bottom(*current_) : sched_bottom_;
+    const std::size_t creator_size = current_ ? current_->stack.size : sched_size_;
+    void* creator_tsan = current_ ? current_->tsan_fiber : sched_tsan_;
+    void* t = nullptr;
+    san::start_switch(&t, creator_bottom, creator_size);
+    san::tsan_switch(f->tsan_fiber);
+    try {
+      f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{stacks_, &f->stack},
+                                      [f](boost::context::fiber&& caller) {
+                                        f->caller = std::move(caller);
+                                        for (;;) {
+                                          executor* ex = f->owner;
+                                          san::finish_switch(nullptr, &ex->sched_bottom_, &ex->sched_size_);
+                                          f->started = true;
+                                          fiber_main(ex, f);
+                                          if (!ex->may_park()) break;
+                                          // Parked (done is set): the scheduler retires the
+                                          // record with this context; the next spawn that takes
+                                          // it resumes here, with the record refilled.
+                                          f->caller = std::move(f->caller).resume();
+                                        }
+                                        return std::move(f->caller);
+                                      });
+      f->pool = stacks_;
+    } catch (const std::exception& e) {  // stack_exhausted, or bad_alloc
+      san::tsan_switch(creator_tsan);
+      san::finish_switch(t, nullptr, nullptr);
+      san::tsan_destroy(f->tsan_fiber);
+      const std::string fiber_name = f->name;
+      fibers_.pop_back();  // it never existed: no trace line, no id reuse hazard (nothing saw it)
+      --live_;
+      if (tearing_down_) teardown_top_ = fibers_.size();
+      out_of_resources(id, fiber_name, e.what());
+    }
     san::tsan_switch(creator_tsan);
     san::finish_switch(t, nullptr, nullptr);
-    san::tsan_destroy(f->tsan_fiber);
-    const std::string fiber_name = f->name;
-    fibers_.pop_back();  // it never existed: no trace line, no id reuse hazard (nothing saw it)
-    --live_;
-    if (tearing_down_) teardown_top_ = fibers_.size();
-    out_of_resources(id, fiber_name, e.what());
   }
-  san::tsan_switch(creator_tsan);
-  san::finish_switch(t, nullptr, nullptr);
 
   strategy_->on_spawn(f->id);
   if (trace_.on()) {

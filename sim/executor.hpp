@@ -218,6 +218,14 @@ struct alignas(64) fiber {
   // Sanitizer state.
   void* asan_fake = nullptr;
   void* tsan_fiber = nullptr;
+  // The executor running it: read by its context on every (re)start, as a
+  // parked context (below) may next run for another executor of the thread.
+  executor* owner = nullptr;
+  // The pool `stack` came from. After its body ends a fiber may park: its
+  // context stays alive in `cont`, on its stack, and the next spawn that takes
+  // this record runs its body there (executor::spawn), with no new context,
+  // no stack allocation and no exit path.
+  stack_pool* pool = nullptr;
 };
 
 class executor {
@@ -311,6 +319,9 @@ class executor {
   struct run_spares;
   static run_spares& spares();
   void retire(fiber& f);
+  static void drop_parked(fiber& f);
+  void drop_all_parked();
+  bool may_park();
 
   [[gnu::noinline]] void trace_step(const fiber& chosen, std::size_t count);
   [[gnu::noinline]] void trace_block(const fiber& f, const char* what, std::uint64_t object);
@@ -354,6 +365,7 @@ class executor {
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
   std::vector<std::unique_ptr<fiber>> spare_fibers_;  // finished records, reset, for the next spawns
   std::size_t live_ = 0;
+  std::size_t parked_fibers_ = 0;  // spare records whose context is parked
   // A heap whose storage can be handed to the next run (see run_spares).
   struct timer_heap : std::priority_queue<timer, std::vector<timer>, std::greater<>> {
     using priority_queue::c;
