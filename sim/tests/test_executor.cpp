@@ -5,6 +5,7 @@
 
 #include <array>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -283,6 +284,56 @@ BOOST_AUTO_TEST_CASE(a_reused_executor_runs_as_a_fresh_one_after_any_run) {
         BOOST_TEST(reused.probe_orders == fresh.probe_orders);
         BOOST_TEST(reused.strategy == fresh.strategy);
       }
+    }
+  }
+}
+
+// A finished fiber's context parks on its stack and runs a later spawn's body
+// (executor.cpp, max_parked_fibers): bodies that caught exceptions, runs with
+// more fibers than are parked, and a change of stack size in between must
+// all behave as on a thread that never ran anything.
+BOOST_AUTO_TEST_CASE(parked_fiber_contexts_run_later_bodies_as_new_ones) {
+  auto program = [](int fibers) {
+    return [fibers](runtime& rt) {
+      std::vector<task> tasks;
+      int caught = 0;
+      for (int i = 0; i < fibers; ++i) {
+        tasks.push_back(rt.spawn_on(static_cast<std::uint32_t>(i % 2), "f", [&rt, &caught, i] {
+          try {
+            if (i % 3 == 0) throw std::runtime_error("caught inside its body");
+          } catch (const std::runtime_error&) {
+            ++caught;
+          }
+          rt.yield_now();
+          rt.sleep_for(i % 5);
+        }));
+      }
+      for (auto& t : tasks) t.join();
+      check(caught == (fibers + 2) / 3, "caught", "every third body caught its exception");
+    };
+  };
+  struct step {
+    int fibers;
+    std::size_t stack_bytes;
+  };
+  const std::vector<step> steps{{3, 64 * 1024}, {300, 64 * 1024}, {3, 64 * 1024}, {5, 128 * 1024}, {3, 64 * 1024}};
+  auto cfg = [](std::size_t i, const step& s) {
+    run_config c = config(100 + i, "random", 2);
+    c.trace = trace_mode::full;
+    c.stack_bytes = s.stack_bytes;
+    return c;
+  };
+  std::vector<run_result> here;
+  for (std::size_t i = 0; i < steps.size(); ++i) here.push_back(run(cfg(i, steps[i]), program(steps[i].fibers)));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    run_result alone;
+    // A new OS thread has nothing parked and nothing to reuse.
+    std::thread([&] { alone = run(cfg(i, steps[i]), program(steps[i].fibers)); }).join();  // determinism-rules: allow
+    BOOST_TEST_CONTEXT("run " << i) {
+      BOOST_TEST(here[i].ok(), (here[i].failed ? here[i].failed->message : ""));
+      BOOST_TEST(alone.ok());
+      BOOST_TEST(here[i].trace_text == alone.trace_text);
+      BOOST_TEST(here[i].decisions == alone.decisions);
     }
   }
 }
