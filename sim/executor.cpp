@@ -199,8 +199,8 @@ executor_lease::executor_lease(const run_config& config) {
 
 executor_lease::~executor_lease() {
   // Only an executor whose run() returned is in a state reset() can restart
-  // from; a nested run's executor is freed (the slot is taken by then or
-  // will be by the outer one).
+  // from. With the slot already taken (this run was nested in another, or
+  // one nested in it parked first), it is freed.
   if (ex_->reusable_ && !idle) {
     // After a run that grew the pool past what trimming keeps, parked stacks
     // must not pin its slabs: they are given back first.
