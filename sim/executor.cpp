@@ -116,6 +116,101 @@ static constexpr std::size_t max_spare_fibers = 0;
 #else
 static constexpr std::size_t max_spare_fibers = 4096;
 #endif
+// Parked contexts (see fiber::pool): a finished fiber's context and stack
+// kept for the next spawn. Creating a context (Boost makes an excursion onto
+// the new stack and back), allocating its stack and the exit path cost about
+// as much as a small run's steps. Bounded, so a run of many fibers leaves
+// few stacks pinned. Not under the sanitizers: ASan's fake stacks and TSan's
+// shadow stacks follow a context's life, which parking would extend.
+#if defined(LOCKSTEP_HAS_ASAN) || defined(LOCKSTEP_HAS_TSAN)
+static constexpr std::size_t max_parked_fibers = 0;
+#else
+static constexpr std::size_t max_parked_fibers = 256;
+#endif
+
+void executor::reset(const run_config& config) {
+  // Every member below as the constructor (and its initializers) leaves it;
+  // keep this list complete when adding one (test_sim_executor's reuse test
+  // compares reused and fresh executors after runs that leave state behind).
+  if (config.stack_bytes != config_.stack_bytes) stacks_ = &stack_pool::shared(config.stack_bytes);
+  config_ = config;
+  if (!strategy_->restart(config.strategy, config.seed, config.options)) {
+    strategy_ = make_strategy(config.strategy, config.seed, config.options);
+  }
+  values_seeded_ = false;
+  reusable_ = false;
+  trace_.~trace();
+  ::new (static_cast<void*>(&trace_)) trace(config.trace);
+  cores_.resize(config.cores == 0 ? 1 : config.cores);
+  for (core_slot& c : cores_) {
+    c.active = nullptr;
+    c.ready.clear();
+  }
+  fibers_.clear();  // all null: run() ended every fiber
+  live_ = 0;
+  timers_.c.clear();
+  uniform_ = strategy_->uniform_source();
+  watched_step_ = strategy_->next_watched_step();
+  candidates_total_ = 0;
+  stop_ = false;
+  candidates_.clear();
+  decisions_.clear();  // run() moved them out; reserve as a fresh executor would
+  if (config.record_decisions) decisions_.reserve(spares().decisions);
+  current_ = nullptr;
+  busy_cores_ = 0;
+  now_ = 0;
+  step_ = 0;
+  seq_ = 0;
+  objects_ = 0;
+  probe_hits_ = 0;
+  probe_seq_ = 0;
+  // probe_first_ and probe_last_ are read only for probes hit in this run,
+  // which wrote them: no need to clear them.
+  main_ = no_fiber;
+  failed_.reset();
+  tearing_down_ = false;
+  destroying_ = false;
+  teardown_top_ = 0;
+  teardown_steps_ = 0;
+  // The scheduler's stack, sanitizer contexts and EH globals are this
+  // thread's: unchanged, as the executor never leaves it.
+}
+
+#if defined(LOCKSTEP_HAS_ASAN)
+executor_lease::executor_lease(const run_config& config) : ex_(std::make_unique<executor>(config)) {}
+executor_lease::~executor_lease() = default;
+#else
+namespace {
+constexpr std::size_t trim_keeps_slabs = 4;
+// This thread's executor between runs. Parked, so its destructor at thread
+// exit touches no other thread_local (the stack pool may be gone by then).
+thread_local std::unique_ptr<executor> idle;
+}  // namespace
+
+executor_lease::executor_lease(const run_config& config) {
+  if (idle) {
+    ex_ = std::move(idle);
+    ex_->parked_ = false;
+    ex_->reset(config);
+  } else {
+    ex_ = std::make_unique<executor>(config);
+  }
+}
+
+executor_lease::~executor_lease() {
+  // Only an executor whose run() returned is in a state reset() can restart
+  // from. With the slot already taken (this run was nested in another, or
+  // one nested in it parked first), it is freed.
+  if (ex_->reusable_ && !idle) {
+    // After a run that grew the pool past what trimming keeps, parked stacks
+    // must not pin its slabs: they are given back first.
+    if (ex_->stacks_->mapped() > trim_keeps_slabs * stack_pool::stacks_per_slab) ex_->drop_all_parked();
+    ex_->stacks_->trim_if_idle(trim_keeps_slabs);
+    ex_->parked_ = true;
+    idle = std::move(ex_);
+  }
+}
+#endif
 
 executor::run_spares& executor::spares() {
   // Per thread: explore's jobs each run their own executors.
@@ -126,9 +221,8 @@ executor::run_spares& executor::spares() {
 executor::executor(const run_config& config)
     : config_(config),
       strategy_(make_strategy(config.strategy, config.seed, config.options)),
-      values_(config.seed ^ 0x6c6f636b73746570ULL),  // "lockstep": a stream apart from the strategy's
       trace_(config.trace),
-      stacks_(stack_pool::shared(config.stack_bytes)) {
+      stacks_(&stack_pool::shared(config.stack_bytes)) {
   // Take what the last run on this thread left (a nested executor finds the
   // spares taken and starts empty, which is only slower).
   run_spares& s = spares();
@@ -159,9 +253,23 @@ executor::executor(const run_config& config)
 }
 
 executor::~executor() {
+  if (parked_) {
+    // At thread exit: the thread's pool and spares may be gone already, and
+    // nothing is left to hand them (run() returned, every fiber is gone).
+    // Parked contexts are forgotten, not unwound: their stacks may be
+    // unmapped, and nothing of a user's is on them (see spawn).
+    alignas(boost::context::fiber) unsigned char sink[sizeof(boost::context::fiber)];
+    for (auto& owned : spare_fibers_) {
+      if (owned->cont) ::new (static_cast<void*>(sink)) boost::context::fiber(std::move(owned->cont));  // never destroyed
+    }
+    return;
+  }
   // run() tears every fiber down; this only matters if run() was never called.
   if (live_ > 0) teardown();
-  stacks_.trim_if_idle();
+  // Records handed on hold no context (the pool for their stack size may be
+  // trimmed, and the next executor may use another).
+  drop_all_parked();
+  stacks_->trim_if_idle();
   run_spares& s = spares();
   if (s.cores.capacity() <= cores_.capacity()) s.cores = std::move(cores_);
   // Every record is gone by now (finished, or destroyed by teardown).
@@ -174,12 +282,44 @@ executor::~executor() {
 
 void executor::retire(fiber& f) {
   std::unique_ptr<fiber> owned = std::move(fibers_[f.id]);
-  if (spare_fibers_.size() >= max_spare_fibers) return;  // freed here
-  // A fresh record in the same storage: no state of this fiber survives.
+  if (spare_fibers_.size() >= max_spare_fibers) {
+    if (f.cont) --parked_fibers_;
+    drop_parked(f);
+    return;  // freed here
+  }
+  // A fresh record in the same storage: no state of this fiber survives but
+  // a parked context, its stack and their pool.
   fiber* p = owned.get();
+  boost::context::fiber parked = std::move(p->cont);
+  const boost::context::stack_context stack = p->stack;
+  stack_pool* const pool = p->pool;
   p->~fiber();
   ::new (static_cast<void*>(p)) fiber();
+  if (parked) {
+    p->cont = std::move(parked);
+    p->stack = stack;
+    p->pool = pool;
+  }
   spare_fibers_.push_back(std::move(owned));
+}
+
+// Unwinds a parked context (Boost's forced unwind through the parking loop
+// alone: no user frame is on it), which returns its stack to its pool.
+void executor::drop_parked(fiber& f) {
+  if (!f.cont) return;
+  { boost::context::fiber dead = std::move(f.cont); }
+  f.pool = nullptr;
+}
+
+void executor::drop_all_parked() {
+  for (auto& owned : spare_fibers_) drop_parked(*owned);
+  parked_fibers_ = 0;
+}
+
+bool executor::may_park() {
+  if (parked_fibers_ >= max_parked_fibers || destroying_) return false;
+  ++parked_fibers_;
+  return true;
 }
 
 // --- fibers -----------------------------------------------------------------
@@ -214,6 +354,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   f->core = core;
   f->name = std::move(name);
   f->body = std::move(body);
+  f->owner = this;
   f->tsan_fiber = san::tsan_create();
   ++live_;
   // Spawned while the run is being torn down: born cancelled, so its body
@@ -223,35 +364,50 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
     teardown_top_ = fibers_.size();
   }
 
-  // Boost's constructor makes an excursion onto the new stack and back; tell
-  // ASan it is a switch to "self" so no fake frame is taken from the creator.
-  const void* creator_bottom = current_ ? stack_bottom(*current_) : sched_bottom_;
-  const std::size_t creator_size = current_ ? current_->stack.size : sched_size_;
-  void* creator_tsan = current_ ? current_->tsan_fiber : sched_tsan_;
-  void* t = nullptr;
-  san::start_switch(&t, creator_bottom, creator_size);
-  san::tsan_switch(f->tsan_fiber);
-  try {
-    f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{&stacks_, &f->stack},
-                                    [this, f](boost::context::fiber&& caller) {
-                                      san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
-                                      f->started = true;
-                                      f->caller = std::move(caller);
-                                      fiber_main(this, f);
-                                      return std::move(f->caller);
-                                    });
-  } catch (const std::exception& e) {  // stack_exhausted, or bad_alloc
+  if (f->cont && f->pool == stacks_) {
+    --parked_fibers_;  // a parked context: its next resume runs this body
+  } else {
+    if (f->cont) --parked_fibers_;
+    drop_parked(*f);  // parked on a stack of another size
+    // Boost's constructor makes an excursion onto the new stack and back; tell
+    // ASan it is a switch to "self" so no fake frame is taken from the creator.
+    const void* creator_bottom = current_ ? stack_bottom(*current_) : sched_bottom_;
+    const std::size_t creator_size = current_ ? current_->stack.size : sched_size_;
+    void* creator_tsan = current_ ? current_->tsan_fiber : sched_tsan_;
+    void* t = nullptr;
+    san::start_switch(&t, creator_bottom, creator_size);
+    san::tsan_switch(f->tsan_fiber);
+    try {
+      f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{stacks_, &f->stack},
+                                      [f](boost::context::fiber&& caller) {
+                                        f->caller = std::move(caller);
+                                        for (;;) {
+                                          executor* ex = f->owner;
+                                          san::finish_switch(nullptr, &ex->sched_bottom_, &ex->sched_size_);
+                                          f->started = true;
+                                          fiber_main(ex, f);
+                                          if (!ex->may_park()) break;
+                                          // Parked (done is set): the scheduler retires the
+                                          // record with this context; the next spawn that takes
+                                          // it resumes here, with the record refilled.
+                                          f->caller = std::move(f->caller).resume();
+                                        }
+                                        return std::move(f->caller);
+                                      });
+      f->pool = stacks_;
+    } catch (const std::exception& e) {  // stack_exhausted, or bad_alloc
+      san::tsan_switch(creator_tsan);
+      san::finish_switch(t, nullptr, nullptr);
+      san::tsan_destroy(f->tsan_fiber);
+      const std::string fiber_name = f->name;
+      fibers_.pop_back();  // it never existed: no trace line, no id reuse hazard (nothing saw it)
+      --live_;
+      if (tearing_down_) teardown_top_ = fibers_.size();
+      out_of_resources(id, fiber_name, e.what());
+    }
     san::tsan_switch(creator_tsan);
     san::finish_switch(t, nullptr, nullptr);
-    san::tsan_destroy(f->tsan_fiber);
-    const std::string fiber_name = f->name;
-    fibers_.pop_back();  // it never existed: no trace line, no id reuse hazard (nothing saw it)
-    --live_;
-    if (tearing_down_) teardown_top_ = fibers_.size();
-    out_of_resources(id, fiber_name, e.what());
   }
-  san::tsan_switch(creator_tsan);
-  san::finish_switch(t, nullptr, nullptr);
 
   strategy_->on_spawn(f->id);
   if (trace_.on()) {
@@ -461,15 +617,33 @@ trace& executor::note(std::string_view event) {
 
 // --- the scheduler loop -----------------------------------------------------
 
-fiber* executor::pick() {
+void executor::step_budget_exhausted() {
+  fail(failure_kind::step_budget,
+       "step budget of " + std::to_string(config_.max_steps) +
+           " exhausted: a livelock (fibers keep running without finishing), or a budget too "
+           "small for this program");
+}
+
+// Out of the inlined step: a virtual call, a candidate list and a handler.
+bool executor::pick_by_strategy(std::size_t count, std::size_t& index) {
+  list_candidates();
+  try {
+    index = strategy_->pick(candidates_, count, step_);
+    return true;
+  } catch (const replay_divergence& e) {
+    fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
+    return false;
+  }
+}
+
+// Inlined into loop(), as take() is into it: the calls and their register
+// saves were a sixth of an untraced step's instructions.
+LOCKSTEP_ALWAYS_INLINE fiber* executor::pick() {
   const std::size_t count = candidates_total_;
   if (count == 0) return nullptr;
   ++step_;
-  if (step_ > config_.max_steps) {
-    fail(failure_kind::step_budget,
-         "step budget of " + std::to_string(config_.max_steps) +
-             " exhausted: a livelock (fibers keep running without finishing), or a budget too "
-             "small for this program");
+  if (step_ > config_.max_steps) [[unlikely]] {
+    step_budget_exhausted();
     return nullptr;
   }
 
@@ -478,14 +652,8 @@ fiber* executor::pick() {
   if (decide) {
     if (uniform_ != nullptr) {
       index = static_cast<std::size_t>(uniform_->below(count));
-    } else {
-      list_candidates();
-      try {
-        index = strategy_->pick(candidates_, count, step_);
-      } catch (const replay_divergence& e) {
-        fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
-        return nullptr;
-      }
+    } else if (!pick_by_strategy(count, index)) {
+      return nullptr;
     }
   }
 
@@ -532,7 +700,7 @@ void executor::trace_wake(const fiber& f, wake_reason reason) {
       .end();
 }
 
-fiber* executor::take(std::size_t index, std::size_t count) {
+LOCKSTEP_ALWAYS_INLINE fiber* executor::take(std::size_t index, std::size_t count) {
   fiber* chosen = nullptr;
   for (core_slot& c : cores_) {
     const std::size_t n = c.active ? 1 : c.ready.size();
@@ -645,7 +813,9 @@ run_result executor::run(unique_function main) {
   r.seed = config_.seed;
   r.strategy = std::string(strategy_->name());
   r.cores = static_cast<std::uint32_t>(cores_.size());
-  spares().decisions = decisions_.size();
+  // Room for a run a little longer than this one, so the next run's list
+  // is one allocation rather than a reservation and a regrowth.
+  spares().decisions = decisions_.size() + decisions_.size() / 2 + 16;
   r.decisions = std::move(decisions_);
   r.trace_hash = trace_.hash();
   r.steps = step_;
@@ -653,9 +823,10 @@ run_result executor::run(unique_function main) {
   r.failed = failed_;
   r.trace_text = trace_.text();
   r.probe_hits = probe_hits_;
+  reusable_ = live_ == 0;
   // Pair p was seen as a-then-b when some hit of a came before some later hit
   // of b: the first a before the last b (and the other way round).
-  for (std::size_t p = 0; p < probes::pairs.size(); ++p) {
+  for (std::size_t p = 0; probe_hits_ != 0 && p < probes::pairs.size(); ++p) {
     const auto& pair = probes::pairs[p];
     const std::uint64_t both = (std::uint64_t{1} << pair.a) | (std::uint64_t{1} << pair.b);
     if ((probe_hits_ & both) != both) continue;

@@ -179,7 +179,9 @@ struct liveness_failed : oracle_failed {
   using oracle_failed::oracle_failed;
 };
 
-struct fiber {
+// Aligned so that the hot fields below share one cache line: malloc's 16-byte
+// alignment split them over two lines in three records out of four.
+struct alignas(64) fiber {
   // Hot: touched on every step this fiber takes, so kept within one cache
   // line (at 1,024 fibers a step's cost is mostly cache misses).
   fiber_id id = no_fiber;
@@ -216,6 +218,14 @@ struct fiber {
   // Sanitizer state.
   void* asan_fake = nullptr;
   void* tsan_fiber = nullptr;
+  // The executor running it: read by its context on every (re)start, as a
+  // parked context (below) may next run for another executor of the thread.
+  executor* owner = nullptr;
+  // The pool `stack` came from. After its body ends a fiber may park: its
+  // context stays alive in `cont`, on its stack, and the next spawn that takes
+  // this record runs its body there (executor::spawn), with no new context,
+  // no stack allocation and no exit path.
+  stack_pool* pool = nullptr;
 };
 
 class executor {
@@ -228,6 +238,13 @@ class executor {
   /// Runs `main` on core 0 until it returns, then cancels every fiber still
   /// alive (as a dropped runtime would) and returns the result.
   run_result run(unique_function main);
+
+  /// After a run() that returned: makes this executor what
+  /// executor(config) would build, keeping its containers' storage and, when
+  /// it can restart in place, its strategy object (see executor_lease).
+  void reset(const run_config& config);
+  /// run() returned normally since construction or the last reset.
+  [[nodiscard]] bool reusable() const { return reusable_; }
 
   // --- used by the runtime facade and the primitives -----------------------
   [[nodiscard]] std::int64_t now() const { return now_; }
@@ -261,7 +278,15 @@ class executor {
   /// Deterministic identity for a primitive, for traces and reports.
   std::uint64_t next_object_id() { return ++objects_; }
   /// The program's seeded randomness (independent of the strategy's draws).
-  std::uint64_t random() { return values_.next(); }
+  std::uint64_t random() {
+    // Seeded on first use: most runs never draw, and seeding costs about as
+    // much as a small run's scheduling steps.
+    if (!values_seeded_) [[unlikely]] {
+      values_ = prng(config_.seed ^ 0x6c6f636b73746570ULL);  // "lockstep": a stream apart from the strategy's
+      values_seeded_ = true;
+    }
+    return values_.next();
+  }
   /// A labelled event in the trace, from the program or an oracle.
   trace& note(std::string_view event);
   /// A coverage probe fired (engine/probes.hpp): a `probe` trace line, and
@@ -273,6 +298,7 @@ class executor {
   void check_invariants() const;
 
  private:
+  friend class executor_lease;
   struct core_slot {
     fiber* active = nullptr;     // running or preempted
     std::vector<fiber*> ready;  // unordered: fifo reads ready_seq, so swap-remove is fine
@@ -293,6 +319,9 @@ class executor {
   struct run_spares;
   static run_spares& spares();
   void retire(fiber& f);
+  static void drop_parked(fiber& f);
+  void drop_all_parked();
+  bool may_park();
 
   [[gnu::noinline]] void trace_step(const fiber& chosen, std::size_t count);
   [[gnu::noinline]] void trace_block(const fiber& f, const char* what, std::uint64_t object);
@@ -300,6 +329,8 @@ class executor {
 
   void loop();
   fiber* pick();
+  [[gnu::noinline]] void step_budget_exhausted();
+  [[gnu::noinline]] bool pick_by_strategy(std::size_t count, std::size_t& index);
   void list_candidates();
   fiber* take(std::size_t index, std::size_t count);
   void resume(fiber& f);
@@ -324,13 +355,17 @@ class executor {
 
   run_config config_;
   std::unique_ptr<strategy> strategy_;
-  prng values_;
+  prng values_{0};
+  bool values_seeded_ = false;
+  bool reusable_ = false;
+  bool parked_ = false;  // held by a thread's idle slot (executor_lease): freed at thread exit
   trace trace_;
-  stack_pool& stacks_;  // this thread's, shared with earlier and later runs
+  stack_pool* stacks_;  // this thread's, shared with earlier and later runs
   std::vector<core_slot> cores_;
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
   std::vector<std::unique_ptr<fiber>> spare_fibers_;  // finished records, reset, for the next spawns
   std::size_t live_ = 0;
+  std::size_t parked_fibers_ = 0;  // spare records whose context is parked
   // A heap whose storage can be handed to the next run (see run_spares).
   struct timer_heap : std::priority_queue<timer, std::vector<timer>, std::greater<>> {
     using priority_queue::c;
@@ -365,6 +400,26 @@ class executor {
   void* sched_fake_ = nullptr;
   void* sched_tsan_ = nullptr;
   void* eh_ = nullptr;  // this thread's C++ exception globals (stable for the thread)
+};
+
+/// The executor sim::run uses: this thread's idle one, reset for `config`,
+/// or a new one when there is none (the first run on a thread, or a run
+/// nested in another). Given back when the lease ends, if its run returned.
+/// A small run (a few fibers, a dozen steps) spent a sixth of its
+/// instructions constructing and destroying an executor and its strategy.
+/// Under ASan every run gets a fresh executor, as it gets fresh fiber
+/// records: a use of the last run's state after its end is then reported.
+class executor_lease {
+ public:
+  explicit executor_lease(const run_config& config);
+  ~executor_lease();
+  executor_lease(const executor_lease&) = delete;
+  executor_lease& operator=(const executor_lease&) = delete;
+  executor& operator*() const { return *ex_; }
+  executor* operator->() const { return ex_.get(); }
+
+ private:
+  std::unique_ptr<executor> ex_;
 };
 
 // --- the hot path, inline: a step's cost is dominated by returns that
@@ -427,8 +482,19 @@ LOCKSTEP_ALWAYS_INLINE void executor::check_cancel() {
 
 LOCKSTEP_ALWAYS_INLINE void executor::yield_now() {
   fiber& f = *current_;
-  release_core(f);
-  make_ready(f);
+  core_slot& c = cores_[f.core];
+  if (c.active == &f && !tearing_down_) [[likely]] {
+    // release_core then make_ready, fused: the core stays busy (f is in its
+    // ready list now) and its ready fibers, f last, become candidates.
+    c.active = nullptr;
+    f.state = fiber_state::ready;
+    f.ready_seq = ++seq_;
+    c.ready.push_back(&f);
+    candidates_total_ += c.ready.size();
+  } else {
+    release_core(f);
+    make_ready(f);
+  }
   switch_to_scheduler(f);
   check_cancel();
 }

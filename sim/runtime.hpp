@@ -85,22 +85,25 @@ static_assert(lockstep::Runtime<runtime>);
 
 /// An oracle inside a simulated program: when `holds` is false the run fails
 /// with failure_kind::oracle, naming the oracle and saying what went wrong.
-inline void check(bool holds, std::string_view oracle, const std::string& message) {
-  if (!holds) throw oracle_failed{std::string(oracle), message};
+/// The message is a view, so a check that holds builds no string (one of
+/// more than 15 characters was an allocation on every run).
+inline void check(bool holds, std::string_view oracle, std::string_view message) {
+  if (!holds) throw oracle_failed{std::string(oracle), std::string(message)};
 }
 
 /// A liveness oracle: when `holds` is false the run fails with
 /// failure_kind::liveness (the system did not settle within its budget).
-inline void check_liveness(bool holds, std::string_view oracle, const std::string& message) {
-  if (!holds) throw liveness_failed{std::string(oracle), message};
+inline void check_liveness(bool holds, std::string_view oracle, std::string_view message) {
+  if (!holds) throw liveness_failed{std::string(oracle), std::string(message)};
 }
 
-/// Runs `program(rt)` as the main fiber of a fresh executor.
+/// Runs `program(rt)` as the main fiber of an executor in its initial state
+/// (this thread's, reset: see executor_lease).
 template <class Program>
 run_result run(const run_config& config, Program&& program) {
-  executor ex(config);
-  runtime rt(ex);
-  return ex.run([&rt, &program] { program(rt); });
+  executor_lease ex(config);
+  runtime rt(*ex);
+  return ex->run([&rt, &program] { program(rt); });
 }
 
 }  // namespace lockstep::sim

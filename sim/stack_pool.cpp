@@ -163,7 +163,7 @@ void stack_pool::deallocate(boost::context::stack_context& sctx) noexcept {
   // Recover the region's top from the stack pointer: the colour is below a page.
   const std::size_t page = page_size();
   const auto sp = reinterpret_cast<std::uintptr_t>(sctx.sp);
-  const auto top = (sp + page - 1) / page * page;
+  const auto top = (sp + page - 1) & ~(page - 1);  // pages are a power of two
   free_.push_back({reinterpret_cast<char*>(top), top - sp});
   --in_use_;
 }

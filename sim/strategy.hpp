@@ -15,6 +15,8 @@
 
 namespace lockstep::sim {
 
+struct strategy_options;
+
 /// A fiber that could run at this step.
 struct candidate {
   std::uint32_t fiber;     ///< fiber id: dense, in spawn order
@@ -46,6 +48,14 @@ class strategy {
   virtual void on_watched_step(std::uint64_t /*step*/, std::uint32_t /*fiber*/) {}
   /// Replay only: decisions recorded but not used when the run ended.
   [[nodiscard]] virtual std::size_t unconsumed() const { return 0; }
+  /// Becomes what make_strategy(name, seed, options) would build, in place,
+  /// and returns true; or returns false (changing nothing) when it cannot.
+  /// An executor reused for the next run (sim::run) keeps its strategy this
+  /// way instead of allocating a new one per run.
+  [[nodiscard]] virtual bool restart(std::string_view /*name*/, std::uint64_t /*seed*/,
+                                     const strategy_options& /*options*/) {
+    return false;
+  }
 };
 
 /// A recorded decision did not fit the run being replayed.

@@ -15,6 +15,7 @@ class fifo_strategy final : public strategy {
     }
     return best;
   }
+  bool restart(std::string_view name, std::uint64_t, const strategy_options&) override { return name == "fifo"; }
 };
 
 }  // namespace

@@ -24,8 +24,20 @@ namespace {
 
 class pct_strategy final : public strategy {
  public:
-  pct_strategy(std::uint64_t seed, std::uint32_t depth, std::uint64_t steps)
-      : rng_(seed), depth_(depth == 0 ? 1 : depth) {
+  pct_strategy(std::uint64_t seed, std::uint32_t depth, std::uint64_t steps) : rng_(seed) { start(depth, steps); }
+
+  bool restart(std::string_view name, std::uint64_t seed, const strategy_options& options) override {
+    if (name != "pct") return false;
+    rng_ = prng(seed);
+    changes_.clear();
+    next_ = 0;
+    priority_.clear();
+    start(options.pct_depth, options.pct_steps);
+    return true;
+  }
+
+  void start(std::uint32_t depth, std::uint64_t steps) {
+    depth_ = depth == 0 ? 1 : depth;
     const std::uint64_t range = steps == 0 ? 1 : steps;
     for (std::uint32_t i = 1; i < depth_; ++i) changes_.push_back({1 + rng_.below(range), i});
     // In step order, so the executor watches one step at a time; stable, so
@@ -77,7 +89,7 @@ class pct_strategy final : public strategy {
   }
 
   prng rng_;
-  std::uint32_t depth_;
+  std::uint32_t depth_ = 1;
   std::vector<change> changes_;  // by step
   std::size_t next_ = 0;         // the first change point not yet reached
   std::vector<std::uint64_t> priority_;

@@ -13,6 +13,11 @@ class random_strategy final : public strategy {
     return static_cast<std::size_t>(rng_.below(count));
   }
   prng* uniform_source() override { return &rng_; }
+  bool restart(std::string_view name, std::uint64_t seed, const strategy_options&) override {
+    if (name != "random") return false;
+    rng_ = prng(seed);
+    return true;
+  }
 
  private:
   prng rng_;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -205,4 +206,134 @@ BOOST_AUTO_TEST_CASE(a_run_after_a_cancelled_run_starts_from_clean_records) {
   BOOST_TEST(on_new_thread.ok());
   BOOST_TEST(after.ok());
   BOOST_TEST(after.trace_text == on_new_thread.trace_text);
+}
+
+// sim::run reuses this thread's executor (executor_lease): after any run,
+// however it ended, the next behaves exactly as on a freshly built executor,
+// for every strategy: same trace bytes, decisions, steps, clock, failure,
+// probes and program randomness.
+BOOST_AUTO_TEST_CASE(a_reused_executor_runs_as_a_fresh_one_after_any_run) {
+  auto probe_program = [](runtime& rt) {
+    auto a = rt.spawn_on(1, "a", [&] {
+      rt.sleep_for(static_cast<std::int64_t>(rt.random() % 50));
+      rt.probe(0);
+      rt.yield_now();
+    });
+    auto b = rt.spawn_on(0, "b", [&] {
+      for (int i = 0; i < 3; ++i) rt.yield_now();
+      rt.probe(1);
+    });
+    a.join();
+    b.join();
+    check(rt.random() % 7 != 7, "never", "fails");
+  };
+  // Runs that leave state behind: an oracle failure with fibers asleep and
+  // a mutex held (teardown), a deadlock, an exhausted step budget, probes,
+  // program draws and timers still pending.
+  auto failing = [](runtime& rt) {
+    mutex m(rt);
+    m.lock();
+    [[maybe_unused]] auto sleeper = rt.spawn_on(1, "sleeper", [&] { rt.sleep_for(1'000'000); });
+    [[maybe_unused]] auto waiter = rt.spawn_on(1, "waiter", [&] { m.lock(); m.unlock(); });
+    rt.probe(2);
+    (void)rt.random();
+    rt.sleep_for(5);
+    check(false, "planted", "fails on purpose");
+  };
+  auto deadlocked = [](runtime& rt) {
+    mutex m(rt);
+    m.lock();
+    auto child = rt.spawn_on(1, "child", [&] { m.lock(); m.unlock(); });
+    child.join();
+  };
+  auto spinning = [](runtime& rt) {
+    [[maybe_unused]] auto spinner = rt.spawn_on(1, "spinner", [&] { for (;;) rt.yield_now(); });
+    for (;;) rt.yield_now();
+  };
+  auto fresh_run = [&](const run_config& c) {
+    executor ex(c);
+    runtime rt(ex);
+    return ex.run([&] { probe_program(rt); });
+  };
+  for (const char* strategy : {"random", "pct", "fifo", "replay"}) {
+    run_config c = config(11, strategy, 2);
+    c.trace = trace_mode::full;
+    c.options.pct_steps = 20;
+    if (std::string_view(strategy) == "replay") c.options.decisions = fresh_run(config(11, "random", 2)).decisions;
+    const run_result fresh = fresh_run(c);
+    BOOST_TEST_REQUIRE(fresh.ok(), (fresh.failed ? fresh.failed->message : ""));
+    BOOST_TEST(fresh.probe_hits == 3u);
+    for (int dirty = 0; dirty < 3; ++dirty) {
+      run_config d = config(5 + dirty, dirty == 1 ? "fifo" : "pct", 2);
+      d.trace = dirty == 0 ? trace_mode::hash : trace_mode::off;
+      d.max_steps = 200;
+      const run_result before = dirty == 0 ? run(d, failing) : dirty == 1 ? run(d, deadlocked) : run(d, spinning);
+      BOOST_TEST_REQUIRE(before.failed.has_value());
+      BOOST_TEST(before.failed->kind == (dirty == 0   ? failure_kind::oracle
+                                         : dirty == 1 ? failure_kind::deadlock
+                                                      : failure_kind::step_budget));
+      const run_result reused = run(c, probe_program);
+      BOOST_TEST_CONTEXT("strategy " << strategy << " after dirty run " << dirty) {
+        BOOST_TEST(reused.ok(), (reused.failed ? reused.failed->message : ""));
+        BOOST_TEST(reused.trace_text == fresh.trace_text);
+        BOOST_TEST(reused.trace_hash == fresh.trace_hash);
+        BOOST_TEST(reused.decisions == fresh.decisions);
+        BOOST_TEST(reused.steps == fresh.steps);
+        BOOST_TEST(reused.end_time_ns == fresh.end_time_ns);
+        BOOST_TEST(reused.probe_hits == fresh.probe_hits);
+        BOOST_TEST(reused.probe_orders == fresh.probe_orders);
+        BOOST_TEST(reused.strategy == fresh.strategy);
+      }
+    }
+  }
+}
+
+// A finished fiber's context parks on its stack and runs a later spawn's body
+// (executor.cpp, max_parked_fibers): bodies that caught exceptions, runs with
+// more fibers than are parked, and a change of stack size in between must
+// all behave as on a thread that never ran anything.
+BOOST_AUTO_TEST_CASE(parked_fiber_contexts_run_later_bodies_as_new_ones) {
+  auto program = [](int fibers) {
+    return [fibers](runtime& rt) {
+      std::vector<task> tasks;
+      int caught = 0;
+      for (int i = 0; i < fibers; ++i) {
+        tasks.push_back(rt.spawn_on(static_cast<std::uint32_t>(i % 2), "f", [&rt, &caught, i] {
+          try {
+            if (i % 3 == 0) throw std::runtime_error("caught inside its body");
+          } catch (const std::runtime_error&) {
+            ++caught;
+          }
+          rt.yield_now();
+          rt.sleep_for(i % 5);
+        }));
+      }
+      for (auto& t : tasks) t.join();
+      check(caught == (fibers + 2) / 3, "caught", "every third body caught its exception");
+    };
+  };
+  struct step {
+    int fibers;
+    std::size_t stack_bytes;
+  };
+  const std::vector<step> steps{{3, 64 * 1024}, {300, 64 * 1024}, {3, 64 * 1024}, {5, 128 * 1024}, {3, 64 * 1024}};
+  auto cfg = [](std::size_t i, const step& s) {
+    run_config c = config(100 + i, "random", 2);
+    c.trace = trace_mode::full;
+    c.stack_bytes = s.stack_bytes;
+    return c;
+  };
+  std::vector<run_result> here;
+  for (std::size_t i = 0; i < steps.size(); ++i) here.push_back(run(cfg(i, steps[i]), program(steps[i].fibers)));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    run_result alone;
+    // A new OS thread has nothing parked and nothing to reuse.
+    std::thread([&] { alone = run(cfg(i, steps[i]), program(steps[i].fibers)); }).join();  // determinism-rules: allow
+    BOOST_TEST_CONTEXT("run " << i) {
+      BOOST_TEST(here[i].ok(), (here[i].failed ? here[i].failed->message : ""));
+      BOOST_TEST(alone.ok());
+      BOOST_TEST(here[i].trace_text == alone.trace_text);
+      BOOST_TEST(here[i].decisions == alone.decisions);
+    }
+  }
 }

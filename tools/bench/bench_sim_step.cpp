@@ -4,10 +4,14 @@
 // with the seeded random strategy and resumes it.
 //
 // Variants: recording off (the floor), + decision list, + trace hashed,
-// + trace kept. Results and the command: results/bench_sim_step.md.
+// + trace kept. References: the round trip between two contexts, and one
+// over a ring of 1,024 contexts (a step at 1,024 fibers cannot stay in L1).
+// Results and the command: results/bench_sim_step.md.
 #include <benchmark/benchmark.h>
 
 #include <boost/context/fiber.hpp>
+#include <cstdint>
+#include <vector>
 
 #include "sim/runtime.hpp"
 
@@ -26,6 +30,41 @@ static void BM_raw_context_round_trip(benchmark::State& state) {
   f = std::move(f).resume();
 }
 BENCHMARK(BM_raw_context_round_trip);
+
+// The same round trip over many contexts, resumed one after another: the
+// second reference for a step at 1,024 fibers, whose working set (stacks,
+// records) no longer fits in L1 as the two-context round trip's does. The
+// stacks come from the simulator's own pool (same size, guard pages and
+// colouring as sim fibers), and each fiber writes a local on its stack
+// every time it runs, as a sim fiber's yield loop does.
+static void BM_raw_context_ring(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  stack_pool pool(64 * 1024);
+  std::vector<boost::context::stack_context> stacks(n);
+  std::vector<ctx::fiber> ring;
+  ring.reserve(n);
+  bool stop = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    ring.emplace_back(std::allocator_arg, pooled_stack_allocator{&pool, &stacks[i]},
+                      [&stop](ctx::fiber&& main) {
+                        volatile std::uint64_t touched = 0;
+                        while (!stop) {
+                          touched = touched + 1;
+                          main = std::move(main).resume();
+                        }
+                        return std::move(main);
+                      });
+  }
+  for (auto& f : ring) f = std::move(f).resume();  // every fiber into its loop before timing
+  std::size_t next = 0;
+  for (auto _ : state) {
+    ring[next] = std::move(ring[next]).resume();
+    if (++next == n) next = 0;
+  }
+  stop = true;
+  for (auto& f : ring) f = std::move(f).resume();
+}
+BENCHMARK(BM_raw_context_ring)->ArgName("contexts")->Arg(1024);
 
 enum recording : int { off = 0, decisions = 1, hashed = 2, full = 3 };
 
