@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 build=${1:-build-release}
 seeds=${2:-2000}
-target_s=${3:-1.5}
+target_s=${3:-1}
 rounds=${4:-3}
 lockstep="$build/tools/lockstep"
 out=results/explore.md

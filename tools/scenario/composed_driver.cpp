@@ -191,8 +191,7 @@ void drive(Rt& rt, const scenario& s) {
                        "ns after the lanes closed and the shards' router was dropped");
     for (auto& t : shards->tasks) t.join();
   }
-  // Every waiter and worker has ended (flights_settled), so nothing adds to `tasks` any more.
-  for (std::size_t i = 0; i < fst->tasks.size(); ++i) fst->tasks[i].join();
+  fst->join_all();
 }
 
 }  // namespace

@@ -59,6 +59,23 @@ struct shared_state {
     const std::lock_guard hold(mu);
     tasks.push_back(std::move(t));
   }
+
+  /// Joins every task kept, and those kept while it joins. Each join is on a
+  /// copy of the handle, never on a reference into `tasks`: a waiter that
+  /// first runs during the join (PCT can hold a spawned waiter back past the
+  /// liveness phase, which counts only running fibers) keeps its worker
+  /// here, and the vector's growth moved the element being joined.
+  void join_all() {
+    for (std::size_t i = 0;; ++i) {
+      typename Rt::task t;
+      {
+        const std::lock_guard hold(mu);
+        if (i >= tasks.size()) return;
+        t = tasks[i];
+      }
+      t.join();
+    }
+  }
 };
 
 /// Closes the log however drive ends: what teardown does is not the scenario's.

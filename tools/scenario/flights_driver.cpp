@@ -89,8 +89,7 @@ void drive(Rt& rt, const scenario& s) {
   check_liveness(rt, settled, "liveness",
                       std::to_string(st->live) + " waiter or worker fibers still running " +
                           std::to_string(s.liveness_ns) + "ns after the workload");
-  // Every fiber has ended (settled), so nothing adds to `tasks` any more.
-  for (std::size_t i = 0; i < st->tasks.size(); ++i) st->tasks[i].join();
+  st->join_all();
 
   if (s.expect) {
     const expectations& x = *s.expect;

@@ -41,6 +41,11 @@ for f in "$S"/*.json; do
   fi
 done
 [ "$library" -ge 4 ] || { name=library_count; fail "expected at least 4 bundled scenarios, found $library"; }
+# A harness crash PCT found (seed 3323, beyond the seed ranges below): a waiter
+# held back past the liveness phase spawned its worker while the driver was
+# joining its tasks, and the join's handle moved under it.
+expect regression_join_while_tasks_grow 0 "all 1 seeds held" -- \
+  "$L" explore "$S/flight_late_subscriber_2cores.json" --strategy pct --seeds 3323..3323
 expect determinism 0 "(twice)" -- "$L" check-determinism "$S/lanes_reap_then_reuse.json" --seeds 5
 
 # --- (c) planted bugs are caught, recorded and replayed ---------------------
