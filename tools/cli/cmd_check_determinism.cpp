@@ -65,9 +65,7 @@ int check_file(run_options o, unsigned jobs, bool jobs_given) {
     const std::uint64_t seed = o.first_seed + i;
     // The whole trace, not only its hash: a difference is then shown where it starts.
     auto c = config_of(o, seed, sim::trace_mode::full);
-    describe_run(p, c);
-    c = with_pct_steps(p, c);
-    describe_run(p, c);
+    c = describe_and_size(p, c);
     const auto a = run_once(p, c);
     const auto b = run_once(p, c);
     std::cout << "seed=" << seed << " trace_hash=" << sim::hash_hex(a.trace_hash);

@@ -55,9 +55,7 @@ int demo_row(const demo_subject& d, const std::string& strategy, std::uint64_t s
   const auto started = std::chrono::steady_clock::now();
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     auto c = config_of(o, seed, sim::trace_mode::hash);
-    describe_run(d.p, c);
-    c = with_pct_steps(d.p, c);
-    describe_run(d.p, c);
+    c = describe_and_size(d.p, c);
     const auto r = run_once(d.p, c);
     crash_report::clear();
     if (!r.ok()) {

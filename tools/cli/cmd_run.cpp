@@ -56,9 +56,7 @@ int run_file(run_options o) {
   if (p.swarm_document) {
     std::cout << "swarm: " << scenario::swarm::values_text(for_seed(p, o.seed).swarm_values) << std::endl;
   }
-  describe_run(p, c);
-  c = with_pct_steps(p, c);
-  describe_run(p, c);
+  c = describe_and_size(p, c);
   const auto r = run_once(p, c);
   crash_report::clear();
   const bool traced = !o.trace_given || write_trace(o.trace_out, r.trace_text);

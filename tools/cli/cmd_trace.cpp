@@ -47,9 +47,7 @@ int cmd_trace(trace_options t) {
     auto c = config_of(o, o.seed, sim::trace_mode::full);
     std::cout << "seed=" << o.seed << " scenario=" << p.name << " strategy=" << o.strategy << " cores=" << o.cores
               << std::endl;
-    describe_run(p, c);
-    c = with_pct_steps(p, c);
-    describe_run(p, c);
+    c = describe_and_size(p, c);
     r = run_once(p, c);
     crash_report::clear();
     label = run_summary(p, c);

@@ -39,10 +39,8 @@ seed_outcome explore_runner::run_seed(std::uint64_t seed) const {
   seed_outcome out;
   out.seed = seed;
   auto c = config_of(o_, seed, sim::trace_mode::hash);
-  describe_run(p_, c);
   out.probed = c.strategy == "pct" && c.options.pct_steps == 0;
-  c = with_pct_steps(p_, c);
-  if (out.probed) describe_run(p_, c);
+  c = describe_and_size(p_, c);
   auto r = run_once(p_, c);
   crash_report::clear();
   out.trace_hash = r.trace_hash;

@@ -60,6 +60,24 @@ void describe_run(const prepared& p, const sim::run_config& c) {
                          rerun_command(p, c) + "\n");
 }
 
+sim::run_config describe_and_size(const prepared& p, sim::run_config c) {
+  if (c.strategy != "pct" || c.options.pct_steps != 0) {
+    describe_run(p, c);
+    return c;
+  }
+  const sim::run_config given = c;
+  crash_report::describe("lockstep: crashed in the probe run (strategy random, sizing pct's k) of the run " +
+                         run_summary(p, given) + "\nrerun with: " + rerun_command(p, given) + "\n");
+  c = with_pct_steps(p, c);
+  // The rerun command stays the one without --pct-steps: it runs the probe
+  // again first, so a crash that needs what the probe run left behind (state
+  // on this thread's reused stacks, say) is reproduced too.
+  crash_report::describe("lockstep: crashed in the run " + run_summary(p, given) +
+                         ", after its probe run measured pct steps k=" + std::to_string(c.options.pct_steps) +
+                         "\nrerun with: " + rerun_command(p, given) + "\n");
+  return c;
+}
+
 /// Writes the trace; a failed write is reported on stderr and returns false.
 bool write_trace(const std::string& path, const std::string& text) {
   const std::string why = write_output_file(path, text);

@@ -259,6 +259,12 @@ crash_case() {  # name scenario-file expected-rc
   cmd=$(grep -F "rerun with: $L run " err | head -1)
   cmd=${cmd#rerun with: }
   [ -n "$cmd" ] || { fail "no rerun command naming this binary"; return; }
+  # k was measured by a probe run: the rerun must probe again (no --pct-steps),
+  # so a crash that needs the probe run's leftovers reproduces too.
+  case "$cmd" in *--pct-steps*) fail "the rerun skips the probe run: $cmd"; return ;; esac
+  # These processors crash in any run, so in the probe run, first: the report says which run it was.
+  grep -qF "crashed in the probe run (strategy random, sizing pct's k) of the run" err ||
+    { fail "the crash report does not say it was the probe run"; return; }
   # The command exactly as printed (it names this binary): it must crash the same way.
   eval "$cmd" >out2 2>err2
   got=$?
@@ -279,6 +285,13 @@ if [ "$asan" = asan ]; then
   crash_case crash_stack_overflow_reports_rerun crash_overflow.json 86
 else
   crash_case crash_stack_overflow_reports_rerun crash_overflow.json 139
+fi
+# A k the user gave is kept in the rerun command (no probe run to repeat).
+name=crash_rerun_keeps_given_pct_steps cases=$((cases + 1))
+"$L" run crash_abort.json --seed 5 --strategy pct --pct-steps 40 >out 2>err
+rc=$?
+if [ $rc -ne 134 ] || ! grep -qF -- "--pct-depth 3 --pct-steps 40" err || grep -qF "probe run" err; then
+  fail "exit $rc; the rerun command lost the given --pct-steps or claims a probe ran"
 fi
 # explore keeps what it printed before the crash (stdout flushed per line).
 name=crash_in_explore_keeps_output cases=$((cases + 1))
