@@ -73,6 +73,7 @@ void drive(Rt& rt, const scenario& s) {
     if (table) {
       const std::uint64_t flight_key = wiring.lookup_key_mod != 0 ? it.key % wiring.lookup_key_mod : it.key;
       const std::uint64_t number = ++fst->waiters;
+      const flight_parts::live_token<Rt> counted(fst);  // the lookup runs on this consumer's fiber
       read = flight_parts::waiter_body<Rt, flight_t>(rt, s, fst, *table, flight_key, number, rt.current_core());
       composed_event e{composed_event_kind::looked_up};
       e.item = it.id;

@@ -61,10 +61,9 @@ struct shared_state {
   }
 
   /// Joins every task kept, and those kept while it joins. Each join is on a
-  /// copy of the handle, never on a reference into `tasks`: a waiter that
-  /// first runs during the join (PCT can hold a spawned waiter back past the
-  /// liveness phase, which counts only running fibers) keeps its worker
-  /// here, and the vector's growth moved the element being joined.
+  /// copy of the handle, never on a reference into `tasks`: a fiber that
+  /// runs during the join (one the liveness budget gave up on) may keep
+  /// another, and the vector's growth would move the element being joined.
   void join_all() {
     for (std::size_t i = 0;; ++i) {
       typename Rt::task t;
@@ -85,36 +84,16 @@ struct log_closer {
   ~log_closer() { st.log.close(); }
 };
 
-/// Counts a fiber as live for as long as its body runs, however it ends (in
-/// the sim; on threads live_token counts it).
-template <class Rt>
-struct live_guard {
-  shared_state<Rt>& st;
-  explicit live_guard(shared_state<Rt>& s) : st(s) {
-    if constexpr (is_sim<Rt>) ++st.live;
-  }
-  ~live_guard() {
-    if constexpr (is_sim<Rt>) --st.live;
-  }
-  live_guard(const live_guard&) = delete;
-  live_guard& operator=(const live_guard&) = delete;
-};
-
-/// On threads, counts a fiber as live from before its spawn until its body's
-/// captures are destroyed, whether the body ran or was dropped unrun (a waiter
-/// cancelled before it started): counted only from when its body starts, a
-/// fiber spawned on another core and not yet running would let the liveness
-/// phase see nothing live and end early. In the sim it counts nothing, so the
-/// main fiber reads the same counts at the same points as it always has.
+/// Counts a fiber as live from before its spawn until its body's captures are
+/// destroyed, whether the body ran or was dropped unrun (a waiter cancelled
+/// before it started). Counted only from when its body starts, a fiber
+/// spawned but not yet run (on another core, or held back by PCT's
+/// priorities) would let the liveness phase see nothing live, end at once and
+/// never judge it.
 template <class Rt>
 struct live_token {
   std::shared_ptr<shared_state<Rt>> st;
-  explicit live_token(const std::shared_ptr<shared_state<Rt>>& s) {
-    if constexpr (!is_sim<Rt>) {
-      st = s;
-      ++st->live;
-    }
-  }
+  explicit live_token(const std::shared_ptr<shared_state<Rt>>& s) : st(s) { ++st->live; }
   live_token(live_token&& o) noexcept : st(std::move(o.st)) {}
   live_token(const live_token&) = delete;
   live_token& operator=(const live_token&) = delete;
@@ -154,7 +133,6 @@ void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<
   // Made before the spawn and moved in: a worker dropped before it ever ran still answers.
   typename Flight::resolution res(f, key, work, outcome{flight_answer::abandoned, 0}, "key " + std::to_string(key));
   st->keep(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res), tok = live_token<Rt>(st)]() mutable {
-    const live_guard<Rt> live(*st);
     const std::uint64_t id = work->id();
     bool answered = false;
     {
@@ -199,7 +177,6 @@ void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<
 template <class Rt, class Flight>
 flight_event waiter_body(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
                  std::uint64_t number, std::uint32_t core) {
-  const live_guard<Rt> live(*st);
   std::optional<std::uint64_t> flight;
   try {
     const std::uint64_t called_at = st->log.size();
