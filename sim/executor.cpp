@@ -294,7 +294,10 @@ void executor::retire(fiber& f) {
   const boost::context::stack_context stack = p->stack;
   stack_pool* const pool = p->pool;
   p->~fiber();
-  ::new (static_cast<void*>(p)) fiber();
+  // Default-initialised, not value-initialised (`fiber()`): every member has
+  // its own initialiser, and `fiber()` first zeroes the whole record (a
+  // `rep stos` that was 7% of a tiny run).
+  ::new (static_cast<void*>(p)) fiber;
   if (parked) {
     p->cont = std::move(parked);
     p->stack = stack;
