@@ -678,12 +678,7 @@ LOCKSTEP_ALWAYS_INLINE fiber* executor::pick() {
 // The lines written on every step, out of line: inlined, their code made an
 // untraced step measurably dearer (registers saved for a path not taken).
 void executor::trace_step(const fiber& chosen, std::size_t count) {
-  trace_.begin("step")
-      .field_u("n", step_)
-      .field("t", now_)
-      .field("fiber", static_cast<std::int64_t>(chosen.id))
-      .field("of", static_cast<std::int64_t>(count))
-      .end();
+  trace_.step_line(step_, now_, static_cast<std::int64_t>(chosen.id), static_cast<std::int64_t>(count));
 }
 
 void executor::trace_block(const fiber& f, const char* what, std::uint64_t object) {
@@ -892,12 +887,7 @@ void executor::teardown_loop() {
     if (++teardown_steps_ > teardown_step_budget) return;  // spinners: forced unwind next
     ++step_;
     if (trace_.on()) {
-      trace_.begin("step")
-          .field_u("n", step_)
-          .field("t", now_)
-          .field("fiber", static_cast<std::int64_t>(f->id))
-          .field("of", 1)
-          .end();
+      trace_.step_line(step_, now_, static_cast<std::int64_t>(f->id), 1);
     }
     resume(*f);
   }

@@ -21,6 +21,10 @@ trace::trace(trace_mode mode) : mode_(mode) {
   if (on()) XXH3_64bits_reset(state_of(state_));
 }
 
+void trace::step_line_by_tokens(std::uint64_t n, std::int64_t t, std::int64_t fiber, std::int64_t of) {
+  begin("step").field_u("n", n).field("t", t).field("fiber", fiber).field("of", of).end();
+}
+
 void trace::flush() {
   XXH3_64bits_update(state_of(state_), pending_, used_);
   used_ = 0;

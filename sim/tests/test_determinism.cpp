@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -395,6 +396,43 @@ BOOST_AUTO_TEST_CASE(the_trace_hash_is_of_the_tokens_and_recomputable_from_the_t
   BOOST_TEST(hash_of_trace_text(t.text()) == t.hash());
   BOOST_CHECK_THROW(hash_of_trace_text("{\"ev\":\"e\",\"a\":1.5}\n"), std::invalid_argument);
   BOOST_CHECK_THROW(hash_of_trace_text("{\"ev\":\"e\"}"), std::invalid_argument);
+}
+
+// The step line's fixed record is the tokens the generic writers lay down:
+// the same hash in hash mode as written token by token and as recomputed
+// from the kept text, for negative values, zero, the extremes, and lines
+// that straddle the gathering block (1024 bytes is not a multiple of 59).
+BOOST_AUTO_TEST_CASE(the_step_line_hashes_as_its_tokens) {
+  const std::int64_t values[] = {0, 1, -1, 1024, std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max()};
+  trace fast(trace_mode::hash), generic(trace_mode::hash), full(trace_mode::full);
+  std::uint64_t n = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (std::int64_t t : values) {
+      for (std::int64_t f : values) {
+        ++n;
+        const std::int64_t of = values[n % 6];
+        fast.step_line(n, t, f, of);
+        full.step_line(n, t, f, of);
+        generic.begin("step").field_u("n", n).field("t", t).field("fiber", f).field("of", of).end();
+      }
+      // Another line between, so step lines start at every offset of a block.
+      if (round % 3 == 0) {
+        fast.begin("x").end();
+        full.begin("x").end();
+        generic.begin("x").end();
+      }
+    }
+  }
+  BOOST_TEST(fast.lines() == generic.lines());
+  BOOST_TEST(fast.hash() == generic.hash());
+  BOOST_TEST(full.hash() == generic.hash());
+  BOOST_TEST(hash_of_trace_text(full.text()) == generic.hash());
+  trace other(trace_mode::hash);
+  other.step_line(1, 0, 0, 2);
+  trace differs(trace_mode::hash);
+  differs.step_line(1, 0, 0, 3);
+  BOOST_TEST(other.hash() != differs.hash());
 }
 
 // Strings either side of the one-byte length (254, 255) and of the gathering
