@@ -19,13 +19,8 @@
 #   explore_cli.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-L=$(realpath "$1")
-S=$(realpath "$2")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
 case_timeout=60
-source "$here/expect.sh"
+source "$here/cli_test.sh" "$@"  # L, S, a temporary working folder, expect
 
 canary="$S/canaries/lanes_send_after_unlock.json"
 healthy="$S/lanes_capacity_concurrent.json"

@@ -18,13 +18,8 @@
 #   swarm_cli.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-L=$(realpath "$1")
-S=$(realpath "$2")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
 case_timeout=120
-source "$here/expect.sh"
+source "$here/cli_test.sh" "$@"  # L, S, a temporary working folder, expect
 
 check() {  # check NAME PYTHON ARGS...: a case that holds when PYTHON (argv in sys.argv[1:]) exits 0
   name=$1

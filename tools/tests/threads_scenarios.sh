@@ -25,13 +25,8 @@
 #   threads_scenarios.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-L=$(realpath "$1")
-S=$(realpath "$2")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
 case_timeout=120
-source "$here/expect.sh"
+source "$here/cli_test.sh" "$@"  # L, S, a temporary working folder, expect
 
 # --- (a) the library holds on real threads -----------------------------------
 held=0

@@ -14,16 +14,11 @@
 #   threads_scenarios_tsan.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-L=$(realpath "$1")
-S=$(realpath "$2")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
 # A sanitizer report must fail the case, whatever the caller's environment.
 export TSAN_OPTIONS="halt_on_error=1:exitcode=86${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 export ASAN_OPTIONS="detect_leaks=1:exitcode=86${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 case_timeout=60
-source "$here/expect.sh"
+source "$here/cli_test.sh" "$@"  # L, S, a temporary working folder, expect
 
 for b in lanes_per_key_order lanes_route_meets_reap_2cores lanes_survives_consumer_panic_2cores \
   shards_backpressure_2cores shards_faults_random flight_cancel_publish_race_2cores \
