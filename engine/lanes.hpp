@@ -30,18 +30,24 @@
 // before its first step.
 #pragma once
 
+#include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "probes.hpp"
 #include "runtime.hpp"
+#include "stable_hash.hpp"
 
 namespace lockstep {
 
@@ -99,13 +105,71 @@ struct lane_entry {
   std::shared_ptr<lane_state<R>> state;
 };
 
+/// stable_hash as a hasher (never std::hash: see stable_hash.hpp).
+struct stable_hasher {
+  template <class K>
+  std::size_t operator()(const K& key) const {
+    return static_cast<std::size_t>(stable_hash(key));
+  }
+};
+
+/// The lane map's container. A key with a stable hash gets a hash table: at
+/// 4,096 keys the producer's std::map walk (12 levels, nodes written by
+/// both workers' reaps) was 16 % of the K=4096 profile (issue 8). Nothing
+/// iterates the map except its destructor, which fixes its own order.
+template <class K, class V>
+struct lane_table {
+  using type = std::map<K, V>;
+  static constexpr bool hashed = false;
+};
+template <class K, class V>
+requires StablyHashable<K> && std::totally_ordered<K>
+struct lane_table<K, V> {
+  using type = std::unordered_map<K, V, stable_hasher>;
+  static constexpr bool hashed = true;
+};
+
 /// The map and its lock: the router owns it, lanes see it through a weak_ptr.
 template <Runtime R, class K, class T>
 struct lane_map {
+  using table = typename lane_table<K, lane_entry<R, T>>::type;
   explicit lane_map(R& r) : rt(r), mu(r) {}
+  lane_map(const lane_map&) = delete;
+  lane_map& operator=(const lane_map&) = delete;
+  ~lane_map() {
+    if constexpr (lane_table<K, lane_entry<R, T>>::hashed) drop_in_key_order();
+  }
   R& rt;  // for probes only
   typename R::mutex mu;
-  std::map<K, lane_entry<R, T>> lanes;
+  table lanes;
+
+ private:
+  // Dropping a lane's last sender wakes the lane, and in the simulator the
+  // order of those wakes is part of the schedule: so the senders go in
+  // descending key order — the order std::map's destructor (libstdc++) took
+  // before the map was hashed, so every trace stays the same — never in
+  // bucket order.
+  void drop_in_key_order() noexcept {
+    using node = typename table::node_type;
+    std::vector<node> nodes;
+    try {
+      nodes.reserve(lanes.size());
+    } catch (const std::bad_alloc&) {
+      // No room to sort: take the largest key each time (quadratic, but
+      // only when memory is already gone).
+      while (!lanes.empty()) {
+        auto top = lanes.begin();
+        for (auto it = lanes.begin(); it != lanes.end(); ++it) {
+          if (top->first < it->first) top = it;
+        }
+        lanes.erase(top);
+      }
+      return;
+    }
+    while (!lanes.empty()) nodes.push_back(lanes.extract(lanes.begin()));
+    std::sort(nodes.begin(), nodes.end(), [](const node& a, const node& b) { return b.key() < a.key(); });
+    for (node& n : nodes) n = node();  // one at a time, in that order
+  }
 };
 
 /// Removes `key`'s entry if it still is `state`'s lane and is idle (pending
@@ -301,7 +365,7 @@ class lane_router {
   }
 
  private:
-  using map_iterator = typename std::map<K, detail::lane_entry<R, T>>::iterator;
+  using map_iterator = typename detail::lane_map<R, K, T>::table::iterator;
 
   // Called with the map lock held and `key` absent.
   map_iterator open_lane(K key) {

@@ -1,19 +1,28 @@
-// R::mutex on the threads backend. lock() first spins briefly on a mutex
-// that looks free (critical sections here are a few hundred ns, and a park
-// costs a cross-thread wake: ~10 us through a futex against ~0.4 us spinning,
-// issue 8), then parks the calling fiber (not its thread). unlock() frees the
-// mutex and wakes the oldest parked waiter, which then competes for it again:
-// a spinner may take it first (barging, as std::mutex and parking_lot allow).
-// An earlier version handed the mutex to the oldest waiter instead; under
-// contention from both threads that formed a convoy — every acquisition a
-// cross-thread hand-off — and held 64,000 single-flight waiters to ~0.1 M
-// answers/s (results/threads.md). No engine code relies on FIFO order.
-// lock() is not an await point: cancellation never interrupts it, so
-// destructors may take it. Off a fiber (a plain thread, after run()), lock()
-// spins with yields.
+// R::mutex on the threads backend. One atomic word holds the lock (0 free,
+// 1 held, 2 held and a fiber may be parked on it), so an uncontended
+// lock/unlock pair is one compare-exchange and one exchange — before, both
+// went through an inner std::mutex, four atomic read-modify-writes for the
+// pair on a line the other core also touches. lock() then spins briefly on a
+// mutex that looks free (critical sections here are a few hundred ns, and a
+// park costs a cross-thread wake: ~10 us through a futex against ~0.4 us
+// spinning, issue 8), then parks the calling fiber (not its thread). An
+// unlock that finds 2 wakes the oldest parked waiter, which then competes for
+// the mutex again: a spinner may take it first (barging, as std::mutex and
+// parking_lot allow). An earlier version handed the mutex to the oldest
+// waiter instead; under contention from both threads that formed a convoy —
+// every acquisition a cross-thread hand-off — and held 64,000 single-flight
+// waiters to ~0.1 M answers/s (results/threads.md). No engine code relies on
+// FIFO order. lock() is not an await point: cancellation never interrupts
+// it, so destructors may take it. Off a fiber (a plain thread, after run()),
+// lock() spins with yields.
+//
+// No lost wake: a parker sets 2 with an exchange under mu_ and stays in the
+// list until woken; an unlock that reads 2 takes mu_ before waking, so it
+// either finds the parker listed or the parker's exchange already saw 0.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -33,42 +42,54 @@ class mutex {
 
   void lock() {
     detail::fiber* me = detail::this_fiber();
-    for (int i = 0; i < spin_rounds; ++i) {
-      if (!busy_.load(std::memory_order_relaxed) && try_lock()) return;
-      relax();
+    if (acquire_free()) {
+      owner_.store(me, std::memory_order_relaxed);
+      return;
     }
-    std::unique_lock<std::mutex> hold(mu_);
-    while (locked_) {
-      if (me == nullptr) {
-        hold.unlock();
-        while (!try_lock()) std::this_thread::yield();
+    // Only this fiber ever stores itself here, and clears it before
+    // unlocking, so reading itself means it holds the mutex.
+    if (me != nullptr && owner_.load(std::memory_order_relaxed) == me) {
+      throw std::logic_error("mutex locked twice by the same fiber (self-deadlock)");
+    }
+    for (int i = 0; i < spin_rounds; ++i) {
+      if (state_.load(std::memory_order_relaxed) == free_ && acquire_free()) {
+        owner_.store(me, std::memory_order_relaxed);
         return;
       }
-      if (owner_ == me) throw std::logic_error("mutex locked twice by the same fiber (self-deadlock)");
+      relax();
+    }
+    if (me == nullptr) {
+      while (!try_lock()) std::this_thread::yield();
+      return;
+    }
+    std::unique_lock<std::mutex> hold(mu_);
+    // Taken with 2, not 1: another fiber may still be parked behind us.
+    while (state_.exchange(contended, std::memory_order_acquire) != free_) {
       detail::waiter w;
       // Woken by an unlock: look again (someone may have taken it meanwhile).
       detail::wait_on(hold, waiters_, w, std::nullopt, detail::uncancellable);
     }
-    set_locked(true);
-    owner_ = me;
+    owner_.store(me, std::memory_order_relaxed);
   }
 
   bool try_lock() {
-    std::lock_guard<std::mutex> hold(mu_);
-    if (locked_) return false;
-    set_locked(true);
-    owner_ = detail::this_fiber();
+    if (!acquire_free()) return false;
+    owner_.store(detail::this_fiber(), std::memory_order_relaxed);
     return true;
   }
 
   void unlock() {
-    std::lock_guard<std::mutex> hold(mu_);
-    set_locked(false);
-    owner_ = nullptr;
-    detail::wake_one(waiters_);
+    owner_.store(nullptr, std::memory_order_relaxed);
+    if (state_.exchange(free_, std::memory_order_release) == contended) {
+      std::lock_guard<std::mutex> hold(mu_);
+      detail::wake_one(waiters_);
+    }
   }
 
  private:
+  static constexpr std::uint8_t free_ = 0;
+  static constexpr std::uint8_t held = 1;
+  static constexpr std::uint8_t contended = 2;
   // About 2-4 us: longer than the critical sections it waits out, shorter
   // than the futex wake a park would cost.
   static constexpr int spin_rounds = 64;
@@ -77,15 +98,14 @@ class mutex {
     __builtin_ia32_pause();
 #endif
   }
-  void set_locked(bool v) {  // under mu_
-    locked_ = v;
-    busy_.store(v, std::memory_order_relaxed);
+  bool acquire_free() {
+    std::uint8_t expected = free_;
+    return state_.compare_exchange_strong(expected, held, std::memory_order_acquire, std::memory_order_relaxed);
   }
 
-  std::mutex mu_;  // held for a few instructions, never across a park
-  bool locked_ = false;
-  std::atomic<bool> busy_{false};  // locked_, readable without mu_: only a hint for spinners
-  detail::fiber* owner_ = nullptr;
+  std::atomic<std::uint8_t> state_{free_};
+  std::atomic<detail::fiber*> owner_{nullptr};  // the holder, for the self-deadlock check only
+  std::mutex mu_;  // guards waiters_; held for a few instructions, never across a park
   detail::wait_list waiters_;
 };
 

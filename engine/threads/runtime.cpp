@@ -91,7 +91,11 @@ std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string na
     std::lock_guard<std::mutex> hold(mu_);
     if (!running_) throw std::logic_error("lockstep::threads: spawn outside runtime::run");
     if (tearing_down_) f->cancel_requested.store(true);  // born cancelled: see runtime.hpp
-    live_.emplace(f.get(), f);
+    f->live_self = f;
+    f->live_next = live_head_;
+    if (live_head_ != nullptr) live_head_->live_prev = f.get();
+    live_head_ = f.get();
+    ++live_count_;
     if (is_main) main_ = f.get();  // before it can run, so its end is never missed
   }
   f->home.enqueue(*f);
@@ -118,14 +122,15 @@ void runtime::run_main(detail::unique_function main) {
     std::unique_lock<std::mutex> hold(mu_);
     changed_.wait(hold, [&] { return main_done_; });
     tearing_down_ = true;
-    for (auto& [ptr, owned] : live_) left.push_back(owned);
+    left.reserve(live_count_);
+    for (detail::fiber* f = live_head_; f != nullptr; f = f->live_next) left.push_back(f->live_self);
   }
   m.reset();
   for (auto& f : left) detail::cancel(*f);
   left.clear();
   {
     std::unique_lock<std::mutex> hold(mu_);
-    changed_.wait(hold, [&] { return live_.empty(); });
+    changed_.wait(hold, [&] { return live_count_ == 0; });
   }
   for (auto& s : schedulers_) s->stop_and_join();
   std::exception_ptr first;
@@ -141,15 +146,17 @@ void runtime::run_main(detail::unique_function main) {
 void runtime::fiber_ended(detail::fiber& f) {
   std::shared_ptr<detail::fiber> last;  // released after the lock
   std::lock_guard<std::mutex> hold(mu_);
-  auto it = live_.find(&f);
-  if (it != live_.end()) {
-    last = std::move(it->second);
-    live_.erase(it);
+  if (f.live_self) {
+    (f.live_prev != nullptr ? f.live_prev->live_next : live_head_) = f.live_next;
+    if (f.live_next != nullptr) f.live_next->live_prev = f.live_prev;
+    f.live_prev = f.live_next = nullptr;
+    --live_count_;
+    last = std::move(f.live_self);
   }
   if (&f == main_) main_done_ = true;
   // run() waits for exactly these two moments: waking its thread on every
   // fiber's end cost a futex wake and two context switches per fiber.
-  if (&f == main_ || live_.empty()) changed_.notify_all();
+  if (&f == main_ || live_count_ == 0) changed_.notify_all();
 }
 
 void runtime::record_escape(const std::string& fiber_name, std::exception_ptr e) {

@@ -39,7 +39,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -159,7 +158,11 @@ class runtime {
 
   std::mutex mu_;  // guards everything below
   std::condition_variable changed_;
-  std::unordered_map<detail::fiber*, std::shared_ptr<detail::fiber>> live_;
+  // Every fiber not yet ended, linked through the fibers themselves (each
+  // holds itself alive by live_self): a spawn and an end cost no allocation
+  // and no hashing under this lock, which every core's spawns share.
+  detail::fiber* live_head_ = nullptr;
+  std::size_t live_count_ = 0;
   bool running_ = false;
   bool tearing_down_ = false;
   detail::fiber* main_ = nullptr;

@@ -40,6 +40,9 @@ void cpu_relax() {
 // catch a hand-off from a busy peer, too short to matter when idle.
 constexpr int spin_rounds = 256;
 
+// See idle(): a timer nearer than this is not slept for.
+constexpr std::int64_t near_timer_ns = 50'000;
+
 // Timers are checked at least this often while the run queue stays busy, so
 // a fiber that keeps yielding cannot starve the sleepers.
 constexpr std::uint32_t dispatches_per_timer_check = 64;
@@ -68,6 +71,47 @@ bool wake(fiber& f, wake_reason why) {
   f.reason = why;
   f.home.enqueue(f);
   return true;
+}
+
+void wake_all(wait_list& list) {
+  // Claimed in list order; remote ones held back here, then handed to each
+  // home in that order. Flushed when full, so no allocation.
+  constexpr std::size_t batch_max = 64;
+  fiber* held[batch_max];
+  std::size_t n = 0;
+  scheduler* here = tls_scheduler;
+  const auto flush = [&] {
+    while (n > 0) {
+      // One home at a time: the first fiber's, with every later fiber of the
+      // same home, in order; the others move up for the next round.
+      scheduler& home = held[0]->home;
+      fiber* mine[batch_max];
+      std::size_t m = 0;
+      std::size_t rest = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (&held[i]->home == &home) {
+          mine[m++] = held[i];
+        } else {
+          held[rest++] = held[i];
+        }
+      }
+      home.enqueue_remote(mine, m);
+      n = rest;
+    }
+  };
+  while (waiter* w = list.pop_front()) {
+    w->signal = waiter::all;
+    fiber& f = *w->self;
+    if (f.waiting.exchange(not_waiting) == not_waiting) continue;
+    f.reason = wake_reason::notified;
+    if (&f.home == here) {
+      f.home.enqueue(f);
+      continue;
+    }
+    held[n++] = &f;
+    if (n == batch_max) flush();
+  }
+  flush();
 }
 
 void cancel(fiber& f) {
@@ -176,6 +220,11 @@ void scheduler::idle() {
     if (inbox_flag_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) return;
     cpu_relax();
   }
+  // A timer due within the kernel's default timer slack (50 us: a futex
+  // sleep that short may overshoot by that much) is waited out awake; the
+  // loop fires it when due. Lanes with an idle ttl keep thousands of such
+  // timers, each a few us apart.
+  if (!timers_.empty() && timers_.top().deadline - steady_now() < near_timer_ns) return;
   std::unique_lock<std::mutex> lock(inbox_mu_);
   if (!inbox_.empty() || stop_.load()) return;
   sleeping_ = true;
@@ -199,6 +248,14 @@ void scheduler::enqueue(fiber& f) {
   if (sleeping_) wakeup_.notify_one();
 }
 
+void scheduler::enqueue_remote(fiber* const* fs, std::size_t n) {
+  if (n == 0) return;
+  std::lock_guard<std::mutex> hold(inbox_mu_);
+  inbox_.insert(inbox_.end(), fs, fs + n);
+  inbox_flag_.store(true, std::memory_order_release);
+  if (sleeping_) wakeup_.notify_one();
+}
+
 void scheduler::drain_inbox() {
   {
     std::lock_guard<std::mutex> hold(inbox_mu_);
@@ -212,7 +269,9 @@ void scheduler::drain_inbox() {
 void scheduler::fire_timers() {
   const std::int64_t now = steady_now();
   while (!timers_.empty() && timers_.top().deadline <= now) {
-    std::shared_ptr<fiber> f = timers_.top().f;
+    // Moved out, not copied (two reference-count updates fewer per timer):
+    // the heap orders by deadline and seq only, which stay in place for pop().
+    std::shared_ptr<fiber> f = std::move(const_cast<timer&>(timers_.top()).f);
     const std::uint64_t gen = timers_.top().gen;
     timers_.pop();
     // A timer of an earlier wait (the fiber was woken another way and waits

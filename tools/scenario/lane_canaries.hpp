@@ -125,7 +125,7 @@ class canary_router {
   }
 
  private:
-  typename std::map<std::uint64_t, detail::lane_entry<runtime, Item>>::iterator open_lane(std::uint64_t key) {
+  typename map_t::table::iterator open_lane(std::uint64_t key) {
     auto [tx, rx] = runtime::channel<Item>::unbounded(rt_);
     auto state = std::make_shared<state_t>(rt_);
     if (cfg_.observer) cfg_.observer->lane_created();

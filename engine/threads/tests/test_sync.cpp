@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "engine/threads/runtime.hpp"
@@ -105,6 +106,71 @@ BOOST_AUTO_TEST_CASE(mutex_relocked_by_its_owner_is_refused) {
     }
   });
   BOOST_TEST(threw);
+}
+
+BOOST_AUTO_TEST_CASE(mutex_shared_by_fibers_and_a_plain_thread_excludes_and_wakes_every_parker) {
+  // A thread off the runtime spins for the mutex while fibers of both cores
+  // park on it: the word that says "a fiber may be parked" must survive the
+  // thread's barging, or a parked fiber is never woken and join() hangs.
+  runtime rt(2);
+  long plain = 0;
+  int overlaps = 0;
+  constexpr int fibers = 6, rounds = 4000;
+  rt.run([&] {
+    runtime::mutex mu(rt);
+    int inside = 0;
+    const auto one_round = [&](int r) {
+      std::lock_guard<runtime::mutex> g(mu);
+      if (++inside != 1) ++overlaps;
+      ++plain;
+      if (r % 32 == 0 && lockstep::threads::detail::this_fiber() != nullptr) rt.yield_now();
+      --inside;
+    };
+    std::vector<runtime::task> ts;
+    for (int i = 0; i < fibers; ++i) {
+      ts.push_back(rt.spawn_on(static_cast<std::uint32_t>(i % 2), "adder", [&] {
+        for (int r = 0; r < rounds; ++r) one_round(r);
+      }));
+    }
+    std::thread outsider([&] {
+      for (int r = 0; r < rounds; ++r) one_round(r);
+    });
+    for (auto& t : ts) t.join();
+    outsider.join();  // main's core may block here: the outsider needs no fiber of it
+  });
+  BOOST_TEST(plain == static_cast<long>(fibers + 1) * rounds);
+  BOOST_TEST(overlaps == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_broadcast_to_more_waiters_than_one_batch_wakes_each_once_in_order_per_core) {
+  // notify_waiters hands remote waiters to their home in batches (64 at a
+  // time): every waiter must wake exactly once, and each core must run its
+  // waiters in the order they parked.
+  runtime rt(2);
+  constexpr int waiters = 150;  // 75 per core: more than one batch on the other core
+  std::vector<int> ran[2];      // each written by its own core's thread only
+  std::atomic<int> woke{0};
+  rt.run([&] {
+    runtime::notify n(rt);
+    std::vector<runtime::task> ts;
+    for (int i = 0; i < waiters; ++i) {
+      const auto core = static_cast<std::uint32_t>(i % 2);
+      ts.push_back(rt.spawn_on(core, "w", [&, i, core] {
+        n.notified();
+        ran[core].push_back(i);
+        woke.fetch_add(1);
+      }));
+      until_parked(rt, ts.back());  // so the parking order is the spawn order
+    }
+    n.notify_waiters();
+    for (auto& t : ts) t.join();
+  });
+  BOOST_TEST(woke.load() == waiters);
+  for (int core = 0; core < 2; ++core) {
+    std::vector<int> expected;
+    for (int i = core; i < waiters; i += 2) expected.push_back(i);
+    BOOST_TEST(ran[core] == expected);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(atomic_fetch_add_from_both_cores_is_exact) {
