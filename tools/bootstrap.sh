@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake make g++ clang           # build, and the second compiler for the determinism cross-check
+  cmake make ninja-build g++ clang  # build (Ninja: tools/dev), and the second compiler for the determinism cross-check
   libboost-context-dev           # fibers
   libboost-test-dev              # unit tests
   libgtest-dev                   # the example consumer's GoogleTest case (tools/examples)
