@@ -15,16 +15,10 @@ namespace lockstep::sim {
 
 namespace {
 
-// The Itanium C++ ABI's per-thread exception globals. Fibers share a thread,
-// so without a swap one fiber's `throw;` could rethrow another's exception
-// (verified in shared/notes: heap-use-after-free under ASan).
-struct eh_globals {
-  void* caught;
-  unsigned int uncaught;
-};
-eh_globals* eh() { return reinterpret_cast<eh_globals*>(abi::__cxa_get_globals()); }
-
-const void* stack_bottom(const fiber& f) { return static_cast<const char*>(f.stack.sp) - f.stack.size; }
+// The Itanium C++ ABI's per-thread exception globals (executor::eh_globals).
+// Fibers share a thread, so without a swap one fiber's `throw;` could rethrow
+// another's exception (verified in shared/notes: heap-use-after-free under ASan).
+void* eh() { return abi::__cxa_get_globals(); }
 
 std::string type_name(const std::type_info& type) {
   int status = 0;
@@ -382,20 +376,25 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
     san::tsan_switch(f->tsan_fiber);
     try {
       f->cont = boost::context::fiber(std::allocator_arg, pooled_stack_allocator{stacks_, &f->stack},
-                                      [f](boost::context::fiber&& caller) {
-                                        f->caller = std::move(caller);
+                                      [f](boost::context::fiber&& from) {
+                                        executor* ex = f->owner;
+                                        ex->adopt(std::move(from));
                                         for (;;) {
-                                          executor* ex = f->owner;
-                                          san::finish_switch(nullptr, &ex->sched_bottom_, &ex->sched_size_);
+                                          san::finish_switch(nullptr, nullptr, nullptr);
                                           f->started = true;
                                           fiber_main(ex, f);
                                           if (!ex->may_park()) break;
                                           // Parked (done is set): the scheduler retires the
                                           // record with this context; the next spawn that takes
-                                          // it resumes here, with the record refilled.
-                                          f->caller = std::move(f->caller).resume();
+                                          // it resumes here, with the record refilled, maybe for
+                                          // another executor of this thread.
+                                          ex->switched_from_ = f;
+                                          from = std::move(ex->sched_cont_).resume();
+                                          ex = f->owner;
+                                          ex->adopt(std::move(from));
                                         }
-                                        return std::move(f->caller);
+                                        ex->switched_from_ = f;
+                                        return std::move(ex->sched_cont_);
                                       });
       f->pool = stacks_;
     } catch (const std::exception& e) {  // stack_exhausted, or bad_alloc
@@ -478,9 +477,11 @@ void executor::fiber_main(executor* ex, fiber* f) {
   }
 }
 
-// Inlined into loop(): every return after a context switch mispredicts (the
-// return stack buffer holds the other stack's calls), so fewer frames between
-// the loop and the switch make a step measurably cheaper.
+// The scheduler's switch to f. What comes back is whichever fiber handed
+// control back to the scheduler: f, or one that f or its successors switched
+// to. Inlined into loop(): every return after a context switch mispredicts
+// (the return stack buffer holds the other stack's calls), so fewer frames
+// between the loop and the switch make a step measurably cheaper.
 LOCKSTEP_ALWAYS_INLINE void executor::resume(fiber& f) {
   current_ = &f;
   f.state = fiber_state::running;
@@ -490,14 +491,17 @@ LOCKSTEP_ALWAYS_INLINE void executor::resume(fiber& f) {
   g->uncaught = f.eh_uncaught;
   san::start_switch(&sched_fake_, stack_bottom(f), f.stack.size);
   san::tsan_switch(f.tsan_fiber);
-  f.cont = std::move(f.cont).resume();
-  if (f.done) san::tsan_switch(sched_tsan_);  // a dying fiber does not switch TSan back itself
+  switched_from_ = nullptr;
+  boost::context::fiber from = std::move(f.cont).resume();
+  fiber& back = *switched_from_;
+  back.cont = std::move(from);
+  if (back.done) san::tsan_switch(sched_tsan_);  // a dying fiber does not switch TSan back itself
   san::finish_switch(sched_fake_, nullptr, nullptr);
-  f.eh_caught = g->caught;
-  f.eh_uncaught = g->uncaught;
+  back.eh_caught = g->caught;
+  back.eh_uncaught = g->uncaught;
   *g = mine;
   current_ = nullptr;
-  if (f.done) finish(f);
+  if (back.done) finish(back);
 }
 
 void executor::suspend_while_destroying() {
@@ -556,7 +560,7 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   if (deadline) timers_.push(timer{*deadline, ++seq_, f.id, f.wait_generation});
   release_core(f);
   if (trace_.on()) trace_block(f, what, object);
-  switch_to_scheduler(f);
+  switch_away(f);
   const wake_reason r = f.reason;
   // An await point leaves by unwinding as soon as cancellation is asked for.
   // A non-cancellable wait (mutex::lock) never throws, not even in teardown:
@@ -763,6 +767,20 @@ bool executor::advance_time() {
     return true;
   }
   return false;
+}
+
+// The next fiber after a scheduling point of the running one (which is a
+// candidate itself unless it blocked): what loop() would pick, clock moves
+// included, or null when it is the scheduler's turn (the run stops, nothing
+// can run, or teardown, which picks by age and wants every scheduling
+// point back).
+fiber* executor::choose_next() {
+  if (tearing_down_) return nullptr;
+  while (!stop_) {
+    if (fiber* next = pick()) return next;
+    if (failed_ || !advance_time()) return nullptr;
+  }
+  return nullptr;
 }
 
 void executor::loop() {

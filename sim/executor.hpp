@@ -192,8 +192,7 @@ struct alignas(64) fiber {
   bool done = false;
   std::uint32_t cancel_shield = 0;
   std::uint64_t ready_seq = 0;
-  boost::context::fiber cont;    ///< resumes this fiber (held while it is suspended)
-  boost::context::fiber caller;  ///< resumes the scheduler (held while this fiber runs)
+  boost::context::fiber cont;  ///< resumes this fiber (held while it is suspended)
   // Per-fiber C++ exception-handling globals (caught stack, uncaught count):
   // the ABI keeps them per thread, so they are swapped on every switch.
   void* eh_caught = nullptr;
@@ -323,6 +322,14 @@ class executor {
   void drop_all_parked();
   bool may_park();
 
+  // The Itanium C++ ABI's per-thread exception globals (__cxa_get_globals),
+  // swapped on every switch: fibers share the thread.
+  struct eh_globals {
+    void* caught;
+    unsigned int uncaught;
+  };
+  static const void* stack_bottom(const fiber& f) { return static_cast<const char*>(f.stack.sp) - f.stack.size; }
+
   [[gnu::noinline]] void trace_step(const fiber& chosen, std::size_t count);
   [[gnu::noinline]] void trace_block(const fiber& f, const char* what, std::uint64_t object);
   [[gnu::noinline]] void trace_wake(const fiber& f, wake_reason reason);
@@ -334,7 +341,10 @@ class executor {
   void list_candidates();
   fiber* take(std::size_t index, std::size_t count);
   void resume(fiber& f);
-  void switch_to_scheduler(fiber& f);
+  [[gnu::noinline]] fiber* choose_next();
+  void switch_away(fiber& f);
+  void transfer(fiber& f, fiber* next);
+  void adopt(boost::context::fiber&& from);
   void make_ready(fiber& f);
   void release_core(fiber& f);
   void update_busy(core_slot& c, bool was_busy);
@@ -394,6 +404,14 @@ class executor {
   std::size_t teardown_top_ = 0;  // one past the youngest fiber teardown may still find alive
   std::uint64_t teardown_steps_ = 0;
   static constexpr std::uint64_t teardown_step_budget = 1'000'000;  // Boost is force-unwinding a stuck fiber: nothing may suspend
+  // Switches. A fiber stopped at a scheduling point picks the next fiber
+  // itself and switches to it directly (see switch_away); the scheduler's
+  // context, suspended in resume(), gets control back only when no fiber
+  // can run, the run stops, a fiber ends, or in teardown. Whoever switches
+  // names itself in switched_from_ (null: the scheduler), so that the
+  // context it lands in can file the switcher's continuation (adopt).
+  boost::context::fiber sched_cont_;  // resumes the scheduler (held while a fiber runs)
+  fiber* switched_from_ = nullptr;
   // The scheduler's own stack and sanitizer context.
   const void* sched_bottom_ = nullptr;
   std::size_t sched_size_ = 0;
@@ -425,16 +443,53 @@ class executor_lease {
 // --- the hot path, inline: a step's cost is dominated by returns that
 // mispredict after each context switch, so these add no frames of their own.
 
-LOCKSTEP_ALWAYS_INLINE void executor::switch_to_scheduler(fiber& f) {
-  if (destroying_) suspend_while_destroying();
+// Files the continuation of the context that just switched here (the
+// switcher named itself in switched_from_).
+LOCKSTEP_ALWAYS_INLINE void executor::adopt(boost::context::fiber&& from) {
+  (switched_from_ != nullptr ? switched_from_->cont : sched_cont_) = std::move(from);
+}
+
+// From the running fiber f to `next`, or to the scheduler when next is null.
+// The switcher prepares the fiber it hands over to (current_, state, its C++
+// exception globals); the scheduler does that for itself in resume().
+LOCKSTEP_ALWAYS_INLINE void executor::transfer(fiber& f, fiber* next) {
   struct back_guard {  // also runs when Boost's forced unwind leaves resume()
-    executor* ex;
     fiber* f;
-    ~back_guard() { san::finish_switch(f->asan_fake, &ex->sched_bottom_, &ex->sched_size_); }
-  } guard{this, &f};
-  san::start_switch(&f.asan_fake, sched_bottom_, sched_size_);
-  san::tsan_switch(sched_tsan_);
-  f.caller = std::move(f.caller).resume();
+    ~back_guard() { san::finish_switch(f->asan_fake, nullptr, nullptr); }
+  } guard{&f};
+  boost::context::fiber* target = &sched_cont_;
+  if (next != nullptr) {
+    auto* g = static_cast<eh_globals*>(eh_);
+    f.eh_caught = g->caught;
+    f.eh_uncaught = g->uncaught;
+    g->caught = next->eh_caught;
+    g->uncaught = next->eh_uncaught;
+    current_ = next;
+    next->state = fiber_state::running;
+    san::start_switch(&f.asan_fake, stack_bottom(*next), next->stack.size);
+    san::tsan_switch(next->tsan_fiber);
+    target = &next->cont;
+  } else {
+    san::start_switch(&f.asan_fake, sched_bottom_, sched_size_);
+    san::tsan_switch(sched_tsan_);
+  }
+  switched_from_ = &f;
+  adopt(std::move(*target).resume());
+}
+
+// f stopped at a scheduling point, its state already set (preempted, ready
+// or blocked). It makes the scheduler's next decision itself: when that is
+// f again, it runs on with no switch at all; otherwise it switches straight
+// to the chosen fiber, one switch where a round trip through the scheduler
+// took two. The decisions, and so every trace, are the scheduler loop's.
+LOCKSTEP_ALWAYS_INLINE void executor::switch_away(fiber& f) {
+  if (destroying_) suspend_while_destroying();
+  fiber* next = choose_next();
+  if (next == &f) {
+    f.state = fiber_state::running;
+    return;
+  }
+  transfer(f, next);
 }
 
 LOCKSTEP_ALWAYS_INLINE void executor::make_ready(fiber& f) {
@@ -467,7 +522,7 @@ LOCKSTEP_ALWAYS_INLINE void executor::schedule_point() {
   f.state = fiber_state::preempted;
   f.ready_seq = ++seq_;
   ++candidates_total_;  // a preempted fiber is its core's one candidate
-  switch_to_scheduler(f);
+  switch_away(f);
 }
 
 LOCKSTEP_ALWAYS_INLINE void executor::check_cancel() {
@@ -495,7 +550,7 @@ LOCKSTEP_ALWAYS_INLINE void executor::yield_now() {
     release_core(f);
     make_ready(f);
   }
-  switch_to_scheduler(f);
+  switch_away(f);
   check_cancel();
 }
 

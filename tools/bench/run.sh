@@ -3,7 +3,7 @@
 # per live fiber), bench_sim_step.md (the sim step as
 # a ratio to the raw Boost.Context round trip measured in the same run, pinned
 # to one CPU, medians of 5; and callgrind instructions per step) and
-# explore.md (lockstep explore runs/s per scenario at --jobs 1 and 2; tools/bench/explore_table.sh).
+# explore.md (lockstep explore runs/s per scenario at --jobs 1 and 2; tools/bench/explore_table.py).
 set -euo pipefail
 build=${1:-build-release}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,6 +21,8 @@ med = {b["run_name"]: b for b in data["benchmarks"] if b.get("aggregate_name") =
 raw = med["BM_raw_context_round_trip"]["cpu_time"]
 ring_b = med.get("BM_raw_context_ring/contexts:1024")
 ring = ring_b["cpu_time"] if ring_b else None
+rand_b = med.get("BM_raw_context_random_ring/contexts:1024")
+rand = rand_b["cpu_time"] if rand_b else None
 names = {0: "off", 1: "decision list", 2: "decision list + trace hashed", 3: "decision list + trace kept"}
 print("# Simulator scheduling step vs a raw Boost.Context round trip\n")
 print(f"Measured {data['context']['date']} on {data['context']['num_cpus']} CPUs "
@@ -31,17 +33,23 @@ print(f"Raw Boost.Context `fiber` resume round trip (two switches): **{raw:.1f} 
 if ring:
     print(f"A raw round trip over a ring of 1,024 Boost.Context fibers on the simulator's pooled stacks, each")
     print(f"resumed in turn and touching its stack as a simulator fiber does: **{ring:.1f} ns**. Two contexts")
-    print("stay in L1; 1,024 stacks cannot, so this is the reference a 1,024-fiber step can be held to.\n")
-print("A step: a fiber yields, the executor picks the next runnable fiber with the seeded `random`")
-print("strategy and resumes it (two switches, as in the raw round trip).\n")
-print("| fibers | recording | ns per step | × raw round trip | × ring of 1,024 |")
-print("|---:|---|---:|---:|---:|")
+    print("stay in L1; 1,024 stacks cannot.\n")
+if rand:
+    print("The same ring resumed in a seeded random order, each fiber reading and writing its 64-byte record")
+    print(f"and one cache line of its frame, as a sim fiber's yield loop does: **{rand:.1f} ns**. No scheduler")
+    print("logic: the cost of bringing one fiber's record, saved registers and frame line into L1 each step.\n")
+print("A step: a fiber yields, picks the next runnable fiber with the seeded `random` strategy")
+print("(the scheduler's decision, made on the yielding fiber's stack) and switches to it directly:")
+print("one switch, or none when it picks itself.\n")
+print("| fibers | recording | ns per step | × raw round trip | × ring of 1,024 | × random ring of 1,024 |")
+print("|---:|---|---:|---:|---:|---:|")
 for name, b in med.items():
     if not name.startswith("BM_sim_step"): continue
     parts = dict(p.split(":") for p in name.split("/")[1:])
     ns = b["ns_per_step"] * 1e9
     vs_ring = f"{ns/ring:.2f}" if ring and parts['fibers'] == "1024" else "—"
-    print(f"| {parts['fibers']} | {names[int(parts['recording'])]} | {ns:.1f} | {ns/raw:.2f} | {vs_ring} |")
+    vs_rand = f"{ns/rand:.2f}" if rand and parts['fibers'] == "1024" else "—"
+    print(f"| {parts['fibers']} | {names[int(parts['recording'])]} | {ns:.1f} | {ns/raw:.2f} | {vs_ring} | {vs_rand} |")
 print("\nTarget (issue 2): a step with recording off costs at most 3× the raw round trip.")
 PY
 
@@ -72,7 +80,7 @@ cat "$out"
 # Exploration throughput: explore's runs/s for every bundled scenario at
 # --jobs 1 and --jobs 2, and the step's instructions with and without the
 # hashed trace (results/explore.md).
-tools/bench/explore_table.sh "$build"
+tools/bench/explore_table.py "$build"
 
 # Live fibers: how many one simulation holds at once, and their memory.
 lf=results/live_fibers.md
