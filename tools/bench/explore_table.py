@@ -100,17 +100,18 @@ def main():
                 foreign_seen = max(foreign_seen, foreign)
                 if foreign > foreign_max:
                     continue
-                kept.append((got[1][0], got[2][0], got[1][1], got[2][1]))
+                kept.append((got[1][0], got[2][0], got[1][1], got[2][1], foreign))
             if not kept:
-                rows.append(f"| {Path(file).stem} | {strategy} | {n} | — | — | — | — | 0 of {tried} |")
+                rows.append(f"| {Path(file).stem} | {strategy} | {n} | — | — | — | — | {foreign_seen:.2f} | 0 of {tried} |")
                 continue
             r1 = statistics.median(k[0] for k in kept)
             r2 = statistics.median(k[1] for k in kept)
             ratio = statistics.median(k[1] / k[0] for k in kept)
             cpu = statistics.median(k[3] / k[2] for k in kept)
             ratios.append(ratio)
+            foreign = max(k[4] for k in kept)
             rows.append(f"| {Path(file).stem} | {strategy} | {n} | {r1:.0f} | {r2:.0f} | {ratio:.2f} | {cpu:.2f} "
-                        f"| {len(kept)} of {tried} |")
+                        f"| {foreign:.2f} | {len(kept)} of {tried} |")
             print(rows[-1], file=sys.stderr, flush=True)
 
     steps = []
@@ -146,15 +147,16 @@ def main():
         "",
         f"*foreign*: the machine's busy CPU time (`/proc/stat`) during a run that was not this process's, as a",
         f"share of both CPUs. A round in which either run saw more than {foreign_max:.2f} of it is run again (at most",
-        f"{3 * rounds} rounds a row); *rounds* says how many were kept of how many run. *CPU/run* is the CPU time",
+        f"{3 * rounds} rounds a row); the *foreign* column is the largest in a kept round, and *rounds* says how",
+        "many were kept of how many run. *CPU/run* is the CPU time",
         "per run at `--jobs 2` over `--jobs 1`, median of the kept rounds: what the second thread costs in work",
         "(1.00: nothing; a ratio of throughputs can reach 2 only if this stays near 1).",
         "",
         f"**{len(ratios)} rows: median ratio {statistics.median(ratios):.2f}, smallest {min(ratios):.2f}, "
         f"{below} below the target of 1.8.**" if ratios else "**no rows**",
         "",
-        "| scenario | strategy | seeds | runs/s, --jobs 1 | runs/s, --jobs 2 | ratio | CPU/run | rounds |",
-        "|----------|----------|------:|-----------------:|-----------------:|------:|--------:|-------:|",
+        "| scenario | strategy | seeds | runs/s, --jobs 1 | runs/s, --jobs 2 | ratio | CPU/run | foreign | rounds |",
+        "|----------|----------|------:|-----------------:|-----------------:|------:|--------:|--------:|-------:|",
         *rows,
     ]
     if steps:
