@@ -4,10 +4,15 @@
 # a ratio to the raw Boost.Context round trip measured in the same run, pinned
 # to one CPU, medians of 5; and callgrind instructions per step) and
 # explore.md (lockstep explore runs/s per scenario at --jobs 1 and 2; tools/bench/explore_table.py).
+#
+#   tools/bench/run.sh [BUILD_DIR [PARTS]]   PARTS: any of step explore fibers (default all three)
 set -euo pipefail
 build=${1:-build-release}
+parts=${2:-step explore fibers}
+want() { [[ " $parts " == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+if want step; then
 out=results/bench_sim_step.md
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
@@ -50,7 +55,7 @@ for name, b in med.items():
     vs_ring = f"{ns/ring:.2f}" if ring and parts['fibers'] == "1024" else "—"
     vs_rand = f"{ns/rand:.2f}" if rand and parts['fibers'] == "1024" else "—"
     print(f"| {parts['fibers']} | {names[int(parts['recording'])]} | {ns:.1f} | {ns/raw:.2f} | {vs_ring} | {vs_rand} |")
-print("\nTarget (issue 2): a step with recording off costs at most 3× the raw round trip.")
+print("\nTargets: a step with recording off at most 3× the raw round trip (issue 2); at 1,024 fibers, within 2× of it (issue 9).")
 PY
 
 # Instruction counts: exactly repeatable, so a noise-free figure for A/B work.
@@ -76,13 +81,15 @@ if command -v valgrind >/dev/null; then
   } >>"$out"
 fi
 cat "$out"
+fi
 
 # Exploration throughput: explore's runs/s for every bundled scenario at
 # --jobs 1 and --jobs 2, and the step's instructions with and without the
 # hashed trace (results/explore.md).
-tools/bench/explore_table.py "$build"
+if want explore; then tools/bench/explore_table.py "$build"; fi
 
 # Live fibers: how many one simulation holds at once, and their memory.
+want fibers || exit 0
 lf=results/live_fibers.md
 {
   echo "# Live fibers in one simulation: memory and mappings"
