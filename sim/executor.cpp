@@ -446,14 +446,19 @@ void executor::fiber_main(executor* ex, fiber* f) {
     }
   } guard{ex, f};
   try {
-    unique_function body = std::move(f->body);
+    // Run in place, and dropped here on every way out (an unwind too):
+    // captured objects are destroyed on the fiber's own stack, as the fiber.
+    struct drop_body {
+      fiber* f;
+      ~drop_body() { f->body.reset(); }
+    } drop{f};
     if (f->cancel_requested) {
       // Cancelled before it ever ran: the body is dropped unrun, as a tokio
       // task aborted before its first poll.
       f->unwinding = true;
       throw fiber_cancelled{};
     }
-    body();
+    f->body();
   } catch (const fiber_cancelled&) {
     // The normal end of a cancelled fiber: every destructor has run.
   } catch (const boost::context::detail::forced_unwind&) {

@@ -76,12 +76,14 @@ class unique_function {
 
   void operator()() { ops_->call(storage_); }
   explicit operator bool() const { return ops_ != nullptr; }
+  /// Destroys the callable (and what it captured); empty afterwards.
+  void reset() noexcept {
+    const ops* o = ops_;
+    ops_ = nullptr;
+    if (o != nullptr) o->destroy(storage_);
+  }
 
  private:
-  void reset() noexcept {
-    if (ops_ != nullptr) ops_->destroy(storage_);
-    ops_ = nullptr;
-  }
 
   const ops* ops_ = nullptr;
   alignas(inline_align) unsigned char storage_[inline_bytes];
