@@ -144,6 +144,7 @@ void executor::reset(const run_config& config) {
   live_ = 0;
   timers_.c.clear();
   uniform_ = strategy_->uniform_source();
+  if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
   candidates_total_ = 0;
   stop_ = false;
@@ -243,6 +244,7 @@ executor::executor(const run_config& config)
   sched_tsan_ = san::tsan_current();
   eh_ = eh();
   uniform_ = strategy_->uniform_source();
+  if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
 }
 
@@ -663,13 +665,14 @@ LOCKSTEP_ALWAYS_INLINE fiber* executor::pick() {
   const bool decide = count > 1;
   if (decide) {
     if (uniform_ != nullptr) {
-      index = static_cast<std::size_t>(uniform_->below(count));
+      index = draw_below(count);
     } else if (!pick_by_strategy(count, index)) {
       return nullptr;
     }
   }
 
   fiber* chosen = take(index, count);
+  if (count >= prefetch_ahead_from && uniform_ != nullptr) prefetch_next_pick(count);
   if (decide && config_.record_decisions) decisions_.push_back(chosen->id);
   // One comparison per step, choice or not: PCT's change points count every
   // step (its bound needs each to take effect); the call is only on those.
@@ -729,6 +732,26 @@ LOCKSTEP_ALWAYS_INLINE fiber* executor::take(std::size_t index, std::size_t coun
   }
   if (trace_.on()) trace_step(*chosen, count);
   return chosen;
+}
+
+// Where the next uniform decision lands if the candidates stay as they are
+// (a yielding fiber goes to the back of its core's list): its record and
+// body lines are fetched now, a whole step before they are read. A wrong
+// guess costs only the fetch.
+void executor::prefetch_next_pick(std::size_t count) {
+  __extension__ using u128 = unsigned __int128;
+  auto i = static_cast<std::size_t>((static_cast<u128>(ahead_) * count) >> 64);
+  for (const core_slot& c : cores_) {
+    const std::size_t n = c.ready.size() + (c.active != nullptr ? 1 : 0);
+    if (i >= n) {
+      i -= n;
+      continue;
+    }
+    const fiber* f = i < c.ready.size() ? c.ready[i] : c.active;
+    __builtin_prefetch(f);
+    __builtin_prefetch(&f->body);
+    return;
+  }
 }
 
 void executor::list_candidates() {

@@ -344,6 +344,14 @@ class executor {
   [[gnu::noinline]] void step_budget_exhausted();
   [[gnu::noinline]] bool pick_by_strategy(std::size_t count, std::size_t& index);
   void list_candidates();
+  std::size_t draw_below(std::size_t count) {
+    // prng::below's reduction (Lemire), of the value drawn a decision ago.
+    __extension__ using u128 = unsigned __int128;
+    const std::uint64_t x = ahead_;
+    ahead_ = uniform_->next();
+    return static_cast<std::size_t>((static_cast<u128>(x) * count) >> 64);
+  }
+  void prefetch_next_pick(std::size_t count);
   fiber* take(std::size_t index, std::size_t count);
   void resume(fiber& f);
   [[gnu::noinline]] fiber* choose_next();
@@ -387,6 +395,11 @@ class executor {
   };
   timer_heap timers_;
   prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
+  // Its next value, drawn one decision ahead (the decisions get the same
+  // values in the same order) so that the next pick can be guessed and its
+  // fiber's lines fetched a step early (prefetch_next_pick).
+  std::uint64_t ahead_ = 0;
+  static constexpr std::size_t prefetch_ahead_from = 16;  // candidates; fewer stay in L1 anyway
   std::uint64_t watched_step_ = UINT64_MAX;  // the next step the strategy is told about
   std::size_t candidates_total_ = 0;  // sum over cores of (active ? 1 : ready.size())
   bool stop_ = false;               // the main fiber finished or the run failed
