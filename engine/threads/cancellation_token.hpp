@@ -15,7 +15,7 @@ class runtime;
 
 class cancellation_token {
   struct state {
-    std::mutex mu;
+    detail::lock_t mu;
     std::atomic<bool> cancelled{false};
     detail::wait_list waiters;
   };
@@ -24,7 +24,7 @@ class cancellation_token {
   explicit cancellation_token(runtime& /*rt*/) : s_(std::make_shared<state>()) {}
 
   void cancel() {
-    std::lock_guard<std::mutex> hold(s_->mu);
+    std::lock_guard<detail::lock_t> hold(s_->mu);
     s_->cancelled.store(true);
     detail::wake_all(s_->waiters);
   }
@@ -33,7 +33,7 @@ class cancellation_token {
   void cancelled() {
     detail::require_fiber("cancellation_token::cancelled");
     state& s = *s_;
-    std::unique_lock<std::mutex> hold(s.mu);
+    std::unique_lock<detail::lock_t> hold(s.mu);
     while (!s.cancelled.load()) {
       detail::waiter w;
       detail::wait_on(hold, s.waiters, w, std::nullopt, detail::cancellable);

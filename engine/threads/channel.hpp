@@ -33,7 +33,7 @@ template <class T>
 class channel {
   struct state {
     explicit state(std::size_t cap) : capacity(cap) {}
-    std::mutex mu;
+    detail::lock_t mu;
     const std::size_t capacity;
     std::deque<T> items;
     std::size_t senders = 1;
@@ -57,7 +57,7 @@ class channel {
     explicit sender(std::shared_ptr<state> s) : s_(std::move(s)) {}
     sender(const sender& o) : s_(o.s_) {
       if (s_) {
-        std::lock_guard<std::mutex> hold(s_->mu);
+        std::lock_guard<detail::lock_t> hold(s_->mu);
         ++s_->senders;
       }
     }
@@ -71,7 +71,7 @@ class channel {
     /// Await point while full; `closed` hands `v` back.
     send_outcome<T> send(T v) {
       state& s = *s_;
-      std::unique_lock<std::mutex> hold(s.mu);
+      std::unique_lock<detail::lock_t> hold(s.mu);
       while (true) {
         if (s.refuses()) return {send_status::closed, std::move(v)};
         if (s.items.size() < s.capacity) return push(s, std::move(v));
@@ -87,21 +87,21 @@ class channel {
     /// Never parks: `full` or `closed` hands `v` back.
     send_outcome<T> try_send(T v) {
       state& s = *s_;
-      std::lock_guard<std::mutex> hold(s.mu);
+      std::lock_guard<detail::lock_t> hold(s.mu);
       if (s.refuses()) return {send_status::closed, std::move(v)};
       if (s.items.size() >= s.capacity) return {send_status::full, std::move(v)};
       return push(s, std::move(v));
     }
     [[nodiscard]] bool is_closed() const {
       if (!s_) return true;
-      std::lock_guard<std::mutex> hold(s_->mu);
+      std::lock_guard<detail::lock_t> hold(s_->mu);
       return s_->refuses();
     }
     /// Drops this sender now (as destroying it would).
     void reset() {
       if (!s_) return;
       {
-        std::lock_guard<std::mutex> hold(s_->mu);
+        std::lock_guard<detail::lock_t> hold(s_->mu);
         if (--s_->senders == 0) {
           detail::wake_all(s_->recv_waiters);
           if (s_->attached != nullptr) s_->attached->signal();
@@ -134,7 +134,7 @@ class channel {
     /// Await point; nullopt once the channel is closed or senderless and drained.
     std::optional<T> recv() {
       state& s = *s_;
-      std::unique_lock<std::mutex> hold(s.mu);
+      std::unique_lock<detail::lock_t> hold(s.mu);
       while (true) {
         if (!s.items.empty()) return pop(s);
         if (s.ended()) return std::nullopt;
@@ -146,7 +146,7 @@ class channel {
     }
     recv_outcome<T> try_recv() {
       state& s = *s_;
-      std::lock_guard<std::mutex> hold(s.mu);
+      std::lock_guard<detail::lock_t> hold(s.mu);
       if (!s.items.empty()) return {recv_status::item, pop(s)};
       if (s.ended()) return {recv_status::closed, std::nullopt};
       return {recv_status::empty, std::nullopt};
@@ -155,7 +155,7 @@ class channel {
     /// reaches `deadline_ns`.
     recv_outcome<T> recv_until(std::int64_t deadline_ns) {
       state& s = *s_;
-      std::unique_lock<std::mutex> hold(s.mu);
+      std::unique_lock<detail::lock_t> hold(s.mu);
       while (true) {
         if (!s.items.empty()) return {recv_status::item, pop(s)};
         if (s.ended()) return {recv_status::closed, std::nullopt};
@@ -168,17 +168,17 @@ class channel {
     }
     /// Refuses further sends; what is queued still drains.
     void close() {
-      std::lock_guard<std::mutex> hold(s_->mu);
+      std::lock_guard<detail::lock_t> hold(s_->mu);
       s_->closed = true;
       detail::wake_all(s_->send_waiters);
     }
     /// Signal `n` on every arrival and when the channel ends.
     void attach(notify& n) {
-      std::lock_guard<std::mutex> hold(s_->mu);
+      std::lock_guard<detail::lock_t> hold(s_->mu);
       s_->attached = &n;
     }
     [[nodiscard]] std::size_t size() const {
-      std::lock_guard<std::mutex> hold(s_->mu);
+      std::lock_guard<detail::lock_t> hold(s_->mu);
       return s_->items.size();
     }
 
@@ -193,7 +193,7 @@ class channel {
       if (!s_) return;
       std::deque<T> dropped;  // queued values go with the receiver, destroyed unlocked
       {
-        std::lock_guard<std::mutex> hold(s_->mu);
+        std::lock_guard<detail::lock_t> hold(s_->mu);
         s_->receiver_alive = false;
         s_->attached = nullptr;
         dropped.swap(s_->items);

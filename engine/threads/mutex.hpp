@@ -62,7 +62,7 @@ class mutex {
       while (!try_lock()) std::this_thread::yield();
       return;
     }
-    std::unique_lock<std::mutex> hold(mu_);
+    std::unique_lock<detail::lock_t> hold(mu_);
     // Taken with 2, not 1: another fiber may still be parked behind us.
     while (state_.exchange(contended, std::memory_order_acquire) != free_) {
       detail::waiter w;
@@ -81,7 +81,7 @@ class mutex {
   void unlock() {
     owner_.store(nullptr, std::memory_order_relaxed);
     if (state_.exchange(free_, std::memory_order_release) == contended) {
-      std::lock_guard<std::mutex> hold(mu_);
+      std::lock_guard<detail::lock_t> hold(mu_);
       detail::wake_one(waiters_);
     }
   }
@@ -105,7 +105,7 @@ class mutex {
 
   std::atomic<std::uint8_t> state_{free_};
   std::atomic<detail::fiber*> owner_{nullptr};  // the holder, for the self-deadlock check only
-  std::mutex mu_;  // guards waiters_; held for a few instructions, never across a park
+  detail::lock_t mu_;  // guards waiters_; held for a few instructions, never across a park
   detail::wait_list waiters_;
 };
 

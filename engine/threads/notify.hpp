@@ -27,12 +27,12 @@ class notify {
   void notify_one() { signal(); }
   /// notify_one, named as the channels use it (on arrival and at the end).
   void signal() {
-    std::lock_guard<std::mutex> hold(mu_);
+    std::lock_guard<detail::lock_t> hold(mu_);
     signal_locked();
   }
   /// Wakes every current waiter; stores nothing for later ones.
   void notify_waiters() {
-    std::lock_guard<std::mutex> hold(mu_);
+    std::lock_guard<detail::lock_t> hold(mu_);
     detail::wake_all(waiters_);
   }
   /// Await point until notified.
@@ -47,7 +47,7 @@ class notify {
 
   bool wait(std::optional<std::int64_t> deadline) {
     detail::require_fiber("notify::notified");
-    std::unique_lock<std::mutex> hold(mu_);
+    std::unique_lock<detail::lock_t> hold(mu_);
     if (permit_) {
       permit_ = false;
       return true;
@@ -64,7 +64,7 @@ class notify {
     return true;
   }
 
-  std::mutex mu_;
+  detail::lock_t mu_;
   bool permit_ = false;
   detail::wait_list waiters_;
 };

@@ -17,7 +17,7 @@ class runtime;
 template <class T>
 class oneshot {
   struct state {
-    std::mutex mu;
+    detail::lock_t mu;
     std::optional<T> value;
     bool sender_alive = true;
     bool receiver_alive = true;
@@ -40,7 +40,7 @@ class oneshot {
     ~sender() { release(); }
     /// False (and `v` dropped) when the receiver is gone or a value was sent.
     bool send(T v) {
-      std::lock_guard<std::mutex> hold(s_->mu);
+      std::lock_guard<detail::lock_t> hold(s_->mu);
       if (!s_->receiver_alive || s_->value.has_value()) return false;
       s_->value = std::move(v);
       detail::wake_all(s_->waiters);
@@ -51,7 +51,7 @@ class oneshot {
     void release() {
       if (!s_) return;
       {
-        std::lock_guard<std::mutex> hold(s_->mu);
+        std::lock_guard<detail::lock_t> hold(s_->mu);
         s_->sender_alive = false;
         detail::wake_all(s_->waiters);
       }
@@ -77,7 +77,7 @@ class oneshot {
     std::optional<T> recv() {
       detail::require_fiber("oneshot::receiver::recv");
       state& s = *s_;
-      std::unique_lock<std::mutex> hold(s.mu);
+      std::unique_lock<detail::lock_t> hold(s.mu);
       while (true) {
         if (s.value.has_value()) {
           std::optional<T> v = std::move(s.value);
@@ -96,7 +96,7 @@ class oneshot {
       if (!s_) return;
       std::optional<T> dropped;  // destroyed after the lock is released
       {
-        std::lock_guard<std::mutex> hold(s_->mu);
+        std::lock_guard<detail::lock_t> hold(s_->mu);
         s_->receiver_alive = false;
         dropped = std::move(s_->value);
       }

@@ -5,8 +5,9 @@
 //   * an inbox for wakes and spawns from other threads: a short mutex-held
 //     vector swapped out in batches (one lock per batch, not per fiber),
 //   * parking when idle: a bounded spin on the inbox flag (a hand-off is
-//     ~0.4 us spinning against ~10 us through a futex), then a condition
-//     variable until the next timer is due. No work, no spinning.
+//     ~0.4 us spinning against ~10 us through a futex) that yields the CPU
+//     every few rounds, then a condition variable until the next timer is
+//     due. No work, no spinning.
 //
 // The free functions below are what the primitives use: they act on the
 // calling thread's scheduler and its current fiber.
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "fiber.hpp"
+#include "lock.hpp"
 #include "stack_pool.hpp"
 
 namespace lockstep::threads::detail {
@@ -49,7 +51,7 @@ class scheduler {
   void enqueue_remote(fiber* const* fs, std::size_t n);
 
   /// Parks the current fiber (see detail::suspend).
-  wake_reason suspend(std::unique_lock<std::mutex>* lock, std::optional<std::int64_t> deadline, wait_mode mode);
+  wake_reason suspend(std::unique_lock<lock_t>* lock, std::optional<std::int64_t> deadline, wait_mode mode);
   /// Puts the current fiber at the back of the run queue.
   void yield();
 
@@ -122,7 +124,7 @@ void cancel(fiber& f);
 /// `lock`, if given, is held on entry, released while parked and held again
 /// on return. A cancellable wait of a fiber that must unwind returns
 /// `cancelled` at once without parking. Throws std::logic_error off a fiber.
-wake_reason suspend(std::unique_lock<std::mutex>* lock, std::optional<std::int64_t> deadline, wait_mode mode);
+wake_reason suspend(std::unique_lock<lock_t>* lock, std::optional<std::int64_t> deadline, wait_mode mode);
 
 /// True when the current fiber should leave its await point by unwinding:
 /// cancellation was asked for, it has not been delivered yet, and no other
@@ -136,7 +138,7 @@ inline void check_cancel() {
 
 /// Registers `w` in `list`, parks (see suspend) and unregisters it again if
 /// no waker did; `lock` guards `list` and is held on entry and on return.
-inline wake_reason wait_on(std::unique_lock<std::mutex>& lock, wait_list& list, waiter& w,
+inline wake_reason wait_on(std::unique_lock<lock_t>& lock, wait_list& list, waiter& w,
                            std::optional<std::int64_t> deadline, wait_mode mode) {
   w.self = this_fiber();
   list.push_back(w);

@@ -20,7 +20,7 @@ class task {
   void join() {
     if (!f_) return;
     detail::require_fiber("task::join");
-    std::unique_lock<std::mutex> lock(f_->mu);
+    std::unique_lock<detail::lock_t> lock(f_->mu);
     while (!f_->finished.load()) {
       detail::waiter w;
       detail::wait_on(lock, f_->joiners, w, std::nullopt, detail::cancellable);

@@ -20,7 +20,7 @@ template <class T>
 class watch {
   struct state {
     explicit state(T v) : value(std::move(v)) {}
-    std::mutex mu;
+    detail::lock_t mu;
     T value;
     std::uint64_t version = 0;
     bool sender_alive = true;
@@ -33,7 +33,7 @@ class watch {
     receiver(std::shared_ptr<state> s, std::uint64_t seen) : s_(std::move(s)), seen_(seen) {}
     /// The current value, marked as seen.
     T borrow_and_update() {
-      std::lock_guard<std::mutex> hold(s_->mu);
+      std::lock_guard<detail::lock_t> hold(s_->mu);
       seen_ = s_->version;
       return s_->value;
     }
@@ -42,7 +42,7 @@ class watch {
     bool changed() {
       detail::require_fiber("watch::receiver::changed");
       state& s = *s_;
-      std::unique_lock<std::mutex> hold(s.mu);
+      std::unique_lock<detail::lock_t> hold(s.mu);
       while (true) {
         if (s.version != seen_) {
           seen_ = s.version;
@@ -64,14 +64,14 @@ class watch {
   watch(const watch&) = delete;
   watch& operator=(const watch&) = delete;
   ~watch() {
-    std::lock_guard<std::mutex> hold(s_->mu);
+    std::lock_guard<detail::lock_t> hold(s_->mu);
     s_->sender_alive = false;
     detail::wake_all(s_->waiters);
   }
 
   /// Stores `v` whether or not anyone is subscribed, and wakes every waiter.
   void send_replace(T v) {
-    std::lock_guard<std::mutex> hold(s_->mu);
+    std::lock_guard<detail::lock_t> hold(s_->mu);
     using std::swap;
     swap(s_->value, v);  // the old value is destroyed after the lock is released
     ++s_->version;
@@ -79,11 +79,11 @@ class watch {
   }
   /// A receiver that has seen the current value already.
   receiver subscribe() {
-    std::lock_guard<std::mutex> hold(s_->mu);
+    std::lock_guard<detail::lock_t> hold(s_->mu);
     return receiver(s_, s_->version);
   }
   [[nodiscard]] T borrow() const {
-    std::lock_guard<std::mutex> hold(s_->mu);
+    std::lock_guard<detail::lock_t> hold(s_->mu);
     return s_->value;
   }
 

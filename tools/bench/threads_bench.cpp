@@ -26,6 +26,7 @@
 // median and every sample are printed, with the share of the machine's CPU
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
+//   (--only also takes single_flight_uncontended or single_flight_contended alone)
 //                      [--keys K] [--ttl off|1]
 // (--items scales every workload's item count, default 1000000: smaller for
 // runs under callgrind; --keys and --ttl pick one lane_router figure, so a
@@ -469,7 +470,7 @@ int main(int argc, char** argv) {
     else if (flag == "--ttl" && (std::string(argv[i + 1]) == "off" || std::string(argv[i + 1]) == "1")) ttl_only = argv[i + 1];
     else {
       std::fprintf(stderr,
-                   "usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N] "
+                   "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
                    "[--keys K] [--ttl off|1]\n");
       return 2;
     }
@@ -487,10 +488,8 @@ int main(int argc, char** argv) {
       if (ttl_only != "off") bench_lane_router(keys, items, 1'000'000);
     }
   }
-  if (only.empty() || only == "single_flight") {
-    bench_sf_uncontended(items);
-    bench_sf_contended(1000, 64);
-  }
+  if (only.empty() || only == "single_flight" || only == "single_flight_uncontended") bench_sf_uncontended(items);
+  if (only.empty() || only == "single_flight" || only == "single_flight_contended") bench_sf_contended(1000, 64);
   if (only.empty() || only == "shard_reactor") bench_shard_reactor(4096, items);
   std::printf("{\"bench\":\"wall\",\"secs\":%.2f}\n", secs_since(wall));
   return 0;
