@@ -103,6 +103,7 @@ struct fiber : std::enable_shared_from_this<fiber> {
   std::atomic<bool> cancel_requested{false};
   std::atomic<bool> finished{false};
   wake_reason reason = wake_reason::none;  // written by the wake's winner before it enqueues
+  fiber* inbox_next = nullptr;  // its link in its home's inbox (see scheduler::enqueue)
   // The runtime's list of live fibers; guarded by the runtime's lock.
   std::shared_ptr<fiber> live_self;  // the list's reference, dropped when it ends
   fiber* live_prev = nullptr;

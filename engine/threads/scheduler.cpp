@@ -165,7 +165,7 @@ void scheduler::start(std::optional<int> pin_to) {
 void scheduler::stop_and_join() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard<std::mutex> hold(inbox_mu_);
+    std::lock_guard<std::mutex> hold(sleep_mu_);
     stop_.store(true);
     wakeup_.notify_one();  // under the lock: the scheduler cannot be gone before it returns
   }
@@ -201,7 +201,7 @@ void scheduler::thread_main(std::optional<int> pin_to) {
 void scheduler::loop() {
   std::uint32_t since_timers = 0;
   while (true) {
-    if (inbox_flag_.load(std::memory_order_acquire)) drain_inbox();
+    if (inbox_.load(std::memory_order_relaxed) != nullptr) drain_inbox();
     if (!timers_.empty() && (run_.empty() || ++since_timers >= dispatches_per_timer_check)) {
       since_timers = 0;
       fire_timers();
@@ -213,8 +213,7 @@ void scheduler::loop() {
       continue;
     }
     if (stop_.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> hold(inbox_mu_);
-      if (inbox_.empty()) return;
+      if (inbox_.load() == nullptr) return;
       continue;
     }
     idle();
@@ -223,7 +222,7 @@ void scheduler::loop() {
 
 void scheduler::idle() {
   for (int i = 0; i < spin_rounds; ++i) {
-    if (inbox_flag_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed)) return;
+    if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed)) return;
     if (i % yield_every == yield_every - 1) {
       sched_yield();
     } else {
@@ -235,16 +234,20 @@ void scheduler::idle() {
   // loop fires it when due. Lanes with an idle ttl keep thousands of such
   // timers, each a few us apart.
   if (!timers_.empty() && timers_.top().deadline - steady_now() < near_timer_ns) return;
-  std::unique_lock<std::mutex> lock(inbox_mu_);
-  if (!inbox_.empty() || stop_.load()) return;
-  sleeping_ = true;
-  if (timers_.empty()) {
-    wakeup_.wait(lock);
-  } else {
-    const std::chrono::steady_clock::time_point due{std::chrono::nanoseconds(timers_.top().deadline)};
-    wakeup_.wait_until(lock, due);
+  std::unique_lock<std::mutex> lock(sleep_mu_);
+  // seq_cst, as the pusher's push and its load of sleeping_: either it sees
+  // this store (and notifies, under sleep_mu_, once this wait holds it no
+  // more), or the load below sees its push.
+  sleeping_.store(true);
+  if (inbox_.load() == nullptr && !stop_.load()) {
+    if (timers_.empty()) {
+      wakeup_.wait(lock);
+    } else {
+      const std::chrono::steady_clock::time_point due{std::chrono::nanoseconds(timers_.top().deadline)};
+      wakeup_.wait_until(lock, due);
+    }
   }
-  sleeping_ = false;
+  sleeping_.store(false, std::memory_order_relaxed);
 }
 
 void scheduler::enqueue(fiber& f) {
@@ -252,28 +255,44 @@ void scheduler::enqueue(fiber& f) {
     run_.push_back(&f);
     return;
   }
-  std::lock_guard<std::mutex> hold(inbox_mu_);
-  inbox_.push_back(&f);
-  inbox_flag_.store(true, std::memory_order_release);
-  if (sleeping_) wakeup_.notify_one();
+  push_inbox(&f, &f);
 }
 
 void scheduler::enqueue_remote(fiber* const* fs, std::size_t n) {
   if (n == 0) return;
-  std::lock_guard<std::mutex> hold(inbox_mu_);
-  inbox_.insert(inbox_.end(), fs, fs + n);
-  inbox_flag_.store(true, std::memory_order_release);
-  if (sleeping_) wakeup_.notify_one();
+  // Linked newest first, as the inbox is: fs[n-1] -> ... -> fs[0] -> (older).
+  for (std::size_t i = n - 1; i > 0; --i) fs[i]->inbox_next = fs[i - 1];
+  push_inbox(fs[n - 1], fs[0]);
+}
+
+// Pushes the chain first -> ... -> last (newest first) onto the inbox.
+void scheduler::push_inbox(fiber* first, fiber* last) {
+  fiber* head = inbox_.load(std::memory_order_relaxed);
+  do {
+    last->inbox_next = head;
+  } while (!inbox_.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
+  if (sleeping_.load()) {
+    std::lock_guard<std::mutex> hold(sleep_mu_);
+    wakeup_.notify_one();
+  }
 }
 
 void scheduler::drain_inbox() {
-  {
-    std::lock_guard<std::mutex> hold(inbox_mu_);
-    batch_.swap(inbox_);
-    inbox_flag_.store(false, std::memory_order_relaxed);
+  // Taken whole, then reversed: the fibers run in the order they were pushed.
+  fiber* newest = inbox_.exchange(nullptr, std::memory_order_acquire);
+  fiber* oldest = nullptr;
+  while (newest != nullptr) {
+    fiber* next = newest->inbox_next;
+    newest->inbox_next = oldest;
+    oldest = newest;
+    newest = next;
   }
-  for (fiber* f : batch_) run_.push_back(f);
-  batch_.clear();
+  for (fiber* f = oldest; f != nullptr;) {
+    fiber* next = f->inbox_next;
+    f->inbox_next = nullptr;
+    run_.push_back(f);
+    f = next;
+  }
 }
 
 void scheduler::fire_timers() {

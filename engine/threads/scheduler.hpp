@@ -2,8 +2,10 @@
 // running its fibers on Boost.Context, with
 //   * a run queue (FIFO, home thread only),
 //   * a timer heap on steady_clock ordered by (deadline, sequence),
-//   * an inbox for wakes and spawns from other threads: a short mutex-held
-//     vector swapped out in batches (one lock per batch, not per fiber),
+//   * an inbox for wakes and spawns from other threads: a lock-free stack
+//     of fibers (one compare-exchange a push, a batch one compare-exchange
+//     too) that the home thread takes whole with one exchange and reverses,
+//     so they run in the order they were pushed,
 //   * parking when idle: a bounded spin on the inbox flag (a hand-off is
 //     ~0.4 us spinning against ~10 us through a futex) that yields the CPU
 //     every few rounds, then a condition variable until the next timer is
@@ -46,8 +48,8 @@ class scheduler {
 
   /// Makes `f` (homed here) runnable; from any thread.
   void enqueue(fiber& f);
-  /// Makes each of `fs[0..n)` (all homed here) runnable, in order, under one
-  /// inbox lock; from another thread.
+  /// Makes each of `fs[0..n)` (all homed here) runnable, in order, with one
+  /// push onto the inbox; from another thread.
   void enqueue_remote(fiber* const* fs, std::size_t n);
 
   /// Parks the current fiber (see detail::suspend).
@@ -88,12 +90,15 @@ class scheduler {
   std::uint64_t timer_seq_ = 0;
   fiber* current_ = nullptr;
 
-  std::mutex inbox_mu_;
+  void push_inbox(fiber* first, fiber* last);
+  // The inbox: pushed by any thread, taken by the home thread. Newest first.
+  alignas(64) std::atomic<fiber*> inbox_{nullptr};
+  // Sleeping: a pusher that sees sleeping_ takes sleep_mu_ to notify, and the
+  // sleeper holds sleep_mu_ from before it sets sleeping_ (and looks at the
+  // inbox a last time) until the wait releases it, so no wake is lost.
+  alignas(64) std::atomic<bool> sleeping_{false};
+  std::mutex sleep_mu_;
   std::condition_variable wakeup_;
-  std::vector<fiber*> inbox_;   // guarded by inbox_mu_
-  std::vector<fiber*> batch_;   // home only: the inbox swapped out
-  bool sleeping_ = false;       // guarded by inbox_mu_
-  std::atomic<bool> inbox_flag_{false};
   std::atomic<bool> stop_{false};
 
   // The scheduler stack's sanitizer context and this thread's EH globals.
@@ -156,7 +161,7 @@ inline bool wake_one(wait_list& list) {
   return true;
 }
 /// Wakes every waiter of `list`, as part of a broadcast. Fibers homed on
-/// another thread are handed over in batches, one inbox lock (and at most one
+/// another thread are handed over in batches, one inbox push (and at most one
 /// futex wake) per home and batch instead of one per fiber: a watch answering
 /// 64 waiters spread over both cores paid 32 inbox round trips (issue 8).
 void wake_all(wait_list& list);
