@@ -337,3 +337,60 @@ BOOST_AUTO_TEST_CASE(parked_fiber_contexts_run_later_bodies_as_new_ones) {
     }
   }
 }
+
+// A fiber may run a whole simulation of its own (a test harness inside a
+// test). Fibers hand control straight to one another now (see
+// executor::switch_away), so each executor's switches must stay its own: the
+// inner run's fibers never land in the outer executor's contexts, and both
+// runs are exactly what they are alone.
+BOOST_AUTO_TEST_CASE(a_run_nested_in_a_fiber_is_the_same_as_alone) {
+  auto inner = [](runtime& rt) {
+    mutex m(rt);
+    int sum = 0;
+    std::vector<task> tasks;
+    for (int i = 0; i < 6; ++i) {
+      tasks.push_back(rt.spawn_on(static_cast<std::uint32_t>(i % 2), "inner", [&, i] {
+        for (int k = 0; k < 3; ++k) {
+          m.lock();
+          sum += i;
+          m.unlock();
+          rt.yield_now();
+        }
+      }));
+    }
+    for (auto& t : tasks) t.join();
+    check(sum == 45, "sum", "every inner fiber added its share");
+  };
+  auto inner_config = [] {
+    run_config c = config(7, "random", 2);
+    c.trace = trace_mode::full;
+    return c;
+  };
+  run_result nested;
+  auto outer = [&](runtime& rt) {
+    std::vector<task> tasks;
+    for (int i = 0; i < 4; ++i) {
+      tasks.push_back(rt.spawn_on(static_cast<std::uint32_t>(i % 2), "outer", [&rt, &nested, &inner, &inner_config, i] {
+        rt.yield_now();
+        if (i == 1) nested = run(inner_config(), inner);
+        rt.sleep_for(i);
+        rt.yield_now();
+      }));
+    }
+    for (auto& t : tasks) t.join();
+  };
+  run_config oc = config(11, "random", 2);
+  oc.trace = trace_mode::full;
+  const run_result first = run(oc, outer);
+  const run_result inner_first = nested;
+  const run_result again = run(oc, outer);
+  run_result alone;
+  std::thread([&] { alone = run(inner_config(), inner); }).join();  // determinism-rules: allow
+  BOOST_TEST(first.ok(), (first.failed ? first.failed->message : ""));
+  BOOST_TEST(inner_first.ok(), (inner_first.failed ? inner_first.failed->message : ""));
+  BOOST_TEST(first.trace_text == again.trace_text);
+  BOOST_TEST(first.decisions == again.decisions);
+  BOOST_TEST(inner_first.trace_text == alone.trace_text);
+  BOOST_TEST(inner_first.decisions == alone.decisions);
+  BOOST_TEST(!inner_first.decisions.empty());
+}
