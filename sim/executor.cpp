@@ -152,6 +152,7 @@ void executor::reset(const run_config& config) {
   decisions_.clear();  // run() moved them out; reserve as a fresh executor would
   if (config.record_decisions) decisions_.reserve(spares().decisions);
   current_ = nullptr;
+  switched_from_ = nullptr;  // sched_cont_ is empty: run() ended with every fiber
   busy_cores_ = 0;
   now_ = 0;
   step_ = 0;
