@@ -344,12 +344,11 @@ class executor {
   [[gnu::noinline]] void step_budget_exhausted();
   [[gnu::noinline]] bool pick_by_strategy(std::size_t count, std::size_t& index);
   void list_candidates();
+  /// uniform_->below(count), of the value drawn a decision ago.
   std::size_t draw_below(std::size_t count) {
-    // prng::below's reduction (Lemire), of the value drawn a decision ago.
-    __extension__ using u128 = unsigned __int128;
     const std::uint64_t x = ahead_;
     ahead_ = uniform_->next();
-    return static_cast<std::size_t>((static_cast<u128>(x) * count) >> 64);
+    return static_cast<std::size_t>(prng::reduce(x, count));
   }
   void prefetch_next_pick(std::size_t count);
   fiber* take(std::size_t index, std::size_t count);

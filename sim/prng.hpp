@@ -36,9 +36,12 @@ class prng {
 
   /// Uniform in [0, n) for n > 0, by Lemire's multiply-shift (bias < n / 2^64).
   /// Defined by integer arithmetic alone, so every compiler draws the same.
-  std::uint64_t below(std::uint64_t n) {
+  std::uint64_t below(std::uint64_t n) { return reduce(next(), n); }
+
+  /// below()'s reduction of one drawn value x into [0, n).
+  static std::uint64_t reduce(std::uint64_t x, std::uint64_t n) {
     __extension__ using u128 = unsigned __int128;  // GCC and Clang both have it
-    return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
+    return static_cast<std::uint64_t>((static_cast<u128>(x) * n) >> 64);
   }
 
   /// True with probability num / den.

@@ -84,7 +84,6 @@ class unique_function {
   }
 
  private:
-
   const ops* ops_ = nullptr;
   alignas(inline_align) unsigned char storage_[inline_bytes];
 };

@@ -5,7 +5,8 @@
 // closed. An attached notify is signalled on every arrival and at the end.
 //
 // One lock per channel guards everything; lock order is channel, then the
-// attached notify, then a scheduler's inbox. Wakes mean "look again": a value
+// attached notify (a wake then pushes onto a scheduler's lock-free inbox,
+// under neither). Wakes mean "look again": a value
 // stays queued until a receiver takes it, so a cancelled receiver loses
 // nothing; a sender woken for room that leaves by cancellation passes the
 // wake on to the next blocked sender.

@@ -108,7 +108,7 @@ struct fiber : std::enable_shared_from_this<fiber> {
   std::shared_ptr<fiber> live_self;  // the list's reference, dropped when it ends
   fiber* live_prev = nullptr;
   fiber* live_next = nullptr;
-  detail::lock_t mu;                           // guards joiners (and the finish that wakes them)
+  detail::lock_t mu;  // guards joiners (and the finish that wakes them)
   wait_list joiners;
 
   // Home thread only.

@@ -6,7 +6,7 @@
 //     of fibers (one compare-exchange a push, a batch one compare-exchange
 //     too) that the home thread takes whole with one exchange and reverses,
 //     so they run in the order they were pushed,
-//   * parking when idle: a bounded spin on the inbox flag (a hand-off is
+//   * parking when idle: a bounded spin on the inbox (a hand-off is
 //     ~0.4 us spinning against ~10 us through a futex) that yields the CPU
 //     every few rounds, then a condition variable until the next timer is
 //     due. No work, no spinning.
