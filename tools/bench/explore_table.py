@@ -42,6 +42,15 @@ rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 5
 only = os.environ.get("ONLY", "")
 foreign_max = float(os.environ.get("FOREIGN_MAX", "0.05"))
 lockstep = f"{build}/tools/lockstep"
+
+
+def die(message):
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
+if not os.access(lockstep, os.X_OK):
+    die(f"explore_table: {lockstep}: not built (cmake --build {build} --target lockstep)")
 clock_ticks = os.sysconf("SC_CLK_TCK")
 ncpu = os.cpu_count() or 1
 
@@ -59,13 +68,18 @@ def explore(file, strategy, jobs, n, out):
     busy0 = machine_busy_s()
     t0 = time.monotonic()
     r0 = os.times()
-    subprocess.run([lockstep, "explore", file, "--strategy", strategy, "--seeds", f"1..{n}",
-                    "--stop-after", "0", "--jobs", str(jobs), "--json", out],
-                   stdout=subprocess.DEVNULL, check=False)
+    if os.path.exists(out):
+        os.remove(out)
+    p = subprocess.run([lockstep, "explore", file, "--strategy", strategy, "--seeds", f"1..{n}",
+                        "--stop-after", "0", "--jobs", str(jobs), "--json", out],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     r1 = os.times()
     elapsed = time.monotonic() - t0
     busy = machine_busy_s() - busy0
     own = (r1.children_user - r0.children_user) + (r1.children_system - r0.children_system)
+    if not os.path.exists(out):  # a failing seed exits 1 or 3 and still writes it
+        die(f"explore_table: {file} ({strategy}, --jobs {jobs}): explore wrote no summary "
+            f"(exit {p.returncode}): {p.stderr.strip()[:300]}")
     with open(out) as f:
         d = json.load(f)
     runs = d["runs"] + d["probe_runs"]  # pct's probe runs cost a run too
@@ -95,7 +109,7 @@ def main():
                     got[jobs] = explore(file, strategy, jobs, n, f"{work}/j{jobs}.json")
                 a, b = got[1][3], got[2][3]
                 if a["trace_hashes"] != b["trace_hashes"] or a["failures"] != b["failures"]:
-                    sys.exit(f"explore_table: --jobs 1 and --jobs 2 disagree on {file} ({strategy})")
+                    die(f"explore_table: --jobs 1 and --jobs 2 disagree on {file} ({strategy})")
                 foreign = max(got[1][2], got[2][2])
                 foreign_seen = max(foreign_seen, foreign)
                 if foreign > foreign_max:

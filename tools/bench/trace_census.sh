@@ -9,6 +9,7 @@ set -euo pipefail
 bin=${1:?usage: trace_census.sh LOCKSTEP_BINARY [SEEDS]}
 seeds=${2:-30}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+[ -x "$bin" ] || { echo "trace_census: $bin: not an executable lockstep binary" >&2; exit 2; }
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 work=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-census.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -23,8 +24,14 @@ for file in scenarios/*.json scenarios/canaries/*.json scenarios/harness/*.json 
   for s in $strategies; do
     extra=()
     case $file in scenarios/swarm/*) extra=(--swarm) ;; esac
+    rm -f "$work/out.json"
+    rc=0
     "$bin" explore "$file" --seeds "1..$seeds" --strategy "$s" --stop-after 0 --jobs 1 "${extra[@]}" \
-      --json "$work/out.json" >/dev/null 2>&1 || true
+      --json "$work/out.json" >/dev/null 2>"$work/err" || rc=$?  # a failing seed exits 1 or 3: expected
+    if [ ! -s "$work/out.json" ]; then
+      echo "trace_census: $file ($s): explore wrote no summary (exit $rc): $(head -c 300 "$work/err")" >&2
+      exit 2
+    fi
     python3 - "$work/out.json" "$file" "$s" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
