@@ -158,7 +158,7 @@ class single_flight {
   class waiter {
    public:
     waiter(waiter&& other) noexcept(std::is_nothrow_move_constructible_v<K>)
-        : flight_(other.flight_), key_(std::move(other.key_)), slot_(std::move(other.slot_)) {}
+        : flight_(handle_of(other)), key_(std::move(other.key_)), slot_(std::move(other.slot_)) {}
     waiter& operator=(waiter&&) = delete;
     waiter(const waiter&) = delete;
     waiter& operator=(const waiter&) = delete;
@@ -179,6 +179,17 @@ class single_flight {
 
    private:
     friend class single_flight;
+    // The source's table handle, moved when nothing after it can throw: a
+    // waiter moved from has no slot and never reaches the table, and a handle
+    // copy is an atomic count on a line other threads share.
+    // A throwing key move must leave the source whole, slot and table both.
+    static single_flight handle_of(waiter& other) {
+      if constexpr (std::is_nothrow_move_constructible_v<K>) {
+        return std::move(other.flight_);
+      } else {
+        return other.flight_;
+      }
+    }
     waiter(single_flight flight, K key) : flight_(std::move(flight)), key_(std::move(key)) {}
 
     single_flight flight_;
@@ -253,7 +264,7 @@ class single_flight {
 
   /// An empty table; copies of the result share it. `obs` sees every flight_event.
   explicit single_flight(R& rt, observer obs = {})
-      : t_(std::make_shared<table>(rt, std::make_shared<const observer>(std::move(obs)))) {}
+      : t_(std::make_shared<table>(rt, obs ? std::make_shared<const observer>(std::move(obs)) : nullptr)) {}
 
   /// Joins the key's flight, or starts one (leader == true) if none is in the table.
   joined join(K key) {
@@ -263,7 +274,13 @@ class single_flight {
     bool leader = false;
     if (it == t_->inflight.end()) {
       auto fresh = std::make_shared<slot>(t_->rt, key, t_->next_id + 1, t_->obs);
-      it = t_->inflight.emplace(std::move(key), std::move(fresh)).first;
+      if (t_->spare) {  // the last retired entry's node: no allocation
+        t_->spare.key() = std::move(key);
+        t_->spare.mapped() = std::move(fresh);
+        it = t_->inflight.insert(std::move(t_->spare)).position;
+      } else {
+        it = t_->inflight.emplace(std::move(key), std::move(fresh)).first;
+      }
       ++t_->next_id;
       leader = true;
       LOCKSTEP_PROBE(t_->rt, "flight.join_started");
@@ -329,15 +346,22 @@ class single_flight {
     R& rt;
     typename R::mutex mu;
     std::map<K, std::shared_ptr<slot>> inflight;  // guarded by mu, as is every field below
+    // One retired entry's node, kept for the next flight: std::map allocates a
+    // node per entry where the seed's HashMap allocates none, and a steady
+    // stream of flights would pay a malloc and a free for each.
+    typename std::map<K, std::shared_ptr<slot>>::node_type spare;
     std::uint64_t next_id = 0;
     std::uint64_t abandoned = 0;
-    std::shared_ptr<const observer> obs;
+    std::shared_ptr<const observer> obs;  // null without an observer: each slot copies it, and a null copy costs no count
   };
 
   /// Removes the key's entry only if it is still `held` (a newer flight may own the key). Caller holds mu.
   void remove_locked(const K& key, const std::shared_ptr<slot>& held) const {
     auto it = t_->inflight.find(key);
-    if (it != t_->inflight.end() && it->second == held) t_->inflight.erase(it);
+    if (it == t_->inflight.end() || it->second != held) return;
+    auto node = t_->inflight.extract(it);
+    node.mapped().reset();  // the table's share of the slot ends here, as an erase would end it
+    if (!t_->spare) t_->spare = std::move(node);
   }
 
   /// The resolution's last act: count an abandonment, retire the slot if still current.

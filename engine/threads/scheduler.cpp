@@ -18,9 +18,9 @@
 
 namespace lockstep::threads::detail {
 
-namespace {
+constinit thread_local scheduler* tls_scheduler = nullptr;
 
-thread_local scheduler* tls_scheduler = nullptr;
+namespace {
 
 // The Itanium ABI's per-thread exception globals (see fiber.hpp).
 struct eh_globals {
@@ -55,9 +55,6 @@ constexpr std::uint32_t dispatches_per_timer_check = 64;
 
 }  // namespace
 
-scheduler* this_scheduler() { return tls_scheduler; }
-
-fiber* this_fiber() { return tls_scheduler != nullptr ? tls_scheduler->current() : nullptr; }
 
 fiber& require_fiber(const char* what) {
   fiber* f = this_fiber();
@@ -79,7 +76,7 @@ bool wake(fiber& f, wake_reason why) {
   return true;
 }
 
-void wake_all(wait_list& list) {
+void wake_all_listed(wait_list& list) {
   // Claimed in list order; remote ones held back here, then handed to each
   // home in that order. Flushed when full, so no allocation.
   constexpr std::size_t batch_max = 64;

@@ -109,10 +109,15 @@ class scheduler {
   void* eh_ = nullptr;
 };
 
+/// The calling thread's scheduler; null off the runtime's threads. Declared
+/// constinit so a read is one thread-local load, inline, with no TLS wrapper
+/// call (every mutex lock reads it for its owner check).
+extern constinit thread_local scheduler* tls_scheduler;
+
 /// The calling thread's scheduler, or null off the runtime's threads.
-scheduler* this_scheduler();
+inline scheduler* this_scheduler() { return tls_scheduler; }
 /// The calling fiber, or null when not on a fiber.
-fiber* this_fiber();
+inline fiber* this_fiber() { return tls_scheduler != nullptr ? tls_scheduler->current() : nullptr; }
 /// steady_clock in integer ns.
 std::int64_t steady_now();
 
@@ -164,7 +169,10 @@ inline bool wake_one(wait_list& list) {
 /// another thread are handed over in batches, one inbox push (and at most one
 /// futex wake) per home and batch instead of one per fiber: a watch answering
 /// 64 waiters spread over both cores paid 32 inbox round trips (issue 8).
-void wake_all(wait_list& list);
+void wake_all_listed(wait_list& list);
+inline void wake_all(wait_list& list) {
+  if (!list.empty()) wake_all_listed(list);  // most broadcasts find nobody: no call
+}
 
 /// The current fiber, or std::logic_error naming `what` (a wait off a fiber).
 fiber& require_fiber(const char* what);

@@ -282,6 +282,88 @@ BOOST_AUTO_TEST_CASE(watch_late_subscriber_reads_the_latest_value) {
   BOOST_TEST(!ended);
 }
 
+namespace {
+// Two words that a torn read would show apart: every send stores a == b.
+struct pair_value {
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+};
+}  // namespace
+
+// Which values a watch reads without its lock: those whose every byte is value.
+static_assert(threads::detail::seqlock_codec<std::uint64_t>::usable);
+static_assert(threads::detail::seqlock_codec<std::optional<std::uint64_t>>::usable);
+static_assert(threads::detail::seqlock_codec<std::optional<pair_value>>::usable);
+static_assert(!threads::detail::seqlock_codec<std::string>::usable);
+struct padded {
+  std::uint8_t tag;
+  std::uint64_t value;
+};
+static_assert(!threads::detail::seqlock_codec<padded>::usable);
+
+BOOST_AUTO_TEST_CASE(watch_reads_without_the_lock_never_see_a_send_half_written) {
+  // The sender on core 0 stores {i, i} as fast as it can; the reader on core
+  // 1 borrows meanwhile. A seqlock that let a read through mid-write would
+  // show a != b, or a version that went back.
+  runtime rt(2);
+  constexpr std::uint64_t sends = 200'000;
+  std::uint64_t torn = 0, backwards = 0, reads = 0, last_seen = 0;
+  std::atomic<bool> done{false}, reading{false};
+  rt.run([&] {
+    runtime::watch<std::optional<pair_value>> w(rt, std::nullopt);
+    auto rx = w.subscribe();
+    auto reader = rt.spawn_on(1, "reader", [&, rx]() mutable {
+      std::uint64_t prev = 0;
+      while (!done.load()) {
+        const std::optional<pair_value> v = rx.borrow_and_update();
+        ++reads;
+        reading = true;
+        if (!v) continue;
+        if (v->a != v->b) ++torn;
+        if (v->a < prev) ++backwards;
+        prev = v->a;
+      }
+      last_seen = rx.borrow_and_update()->a;
+    });
+    while (!reading.load()) rt.yield_now();  // the reads must overlap the sends
+    for (std::uint64_t i = 1; i <= sends; ++i) w.send_replace(pair_value{i, i});
+    done = true;
+    reader.join();
+  });
+  BOOST_TEST(torn == 0U);
+  BOOST_TEST(backwards == 0U);
+  BOOST_TEST(reads > 0U);
+  BOOST_TEST(last_seen == sends);
+}
+
+BOOST_AUTO_TEST_CASE(watch_changed_after_a_lock_free_borrow_reports_only_newer_sends) {
+  runtime rt(2);
+  bool changed_before = true, changed_after = false;
+  std::atomic<bool> finished{false};
+  std::optional<std::uint64_t> first, second;
+  rt.run([&] {
+    runtime::watch<std::optional<std::uint64_t>> w(rt, std::nullopt);
+    auto rx = w.subscribe();
+    w.send_replace(7);
+    first = rx.borrow_and_update();  // marks version 1 seen
+    auto waiter = rt.spawn_on(1, "waiter", [&, rx]() mutable {
+      changed_after = rx.changed();
+      second = rx.borrow_and_update();
+      finished = true;
+    });
+    // It must park (version 1 was seen, nothing newer yet); had the borrow
+    // not marked it seen, changed() would return at once and it would finish.
+    while (!waiter.is_waiting() && !finished.load()) rt.yield_now();
+    changed_before = finished.load();
+    w.send_replace(8);
+    waiter.join();
+  });
+  BOOST_TEST(first.value_or(0) == 7U);
+  BOOST_TEST(!changed_before);
+  BOOST_TEST(changed_after);
+  BOOST_TEST(second.value_or(0) == 8U);
+}
+
 BOOST_AUTO_TEST_CASE(oneshot_carries_one_value_across_cores) {
   runtime rt(2);
   std::optional<std::string> got;

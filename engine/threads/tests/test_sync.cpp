@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -311,4 +312,50 @@ BOOST_AUTO_TEST_CASE(cancellation_token_wakes_a_waiter_on_the_other_core) {
   });
   BOOST_TEST(woke);
   BOOST_TEST(seen);
+}
+
+BOOST_AUTO_TEST_CASE(cancellation_token_copies_made_at_once_on_both_cores_share_one_flag) {
+  // A token's shared state is made on first need; copies taken on both cores
+  // at the same moment must still end up on one flag.
+  runtime rt(2);
+  constexpr int rounds = 2'000;
+  int unshared = 0;
+  rt.run([&] {
+    for (int round = 0; round < rounds; ++round) {
+      runtime::cancellation_token token(rt);
+      std::atomic<int> ready{0};
+      std::optional<runtime::cancellation_token> there;
+      auto other = rt.spawn_on(1, "copier", [&] {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {
+        }
+        there.emplace(token);
+      });
+      ready.fetch_add(1);
+      while (ready.load() < 2) rt.yield_now();
+      runtime::cancellation_token here(token);
+      other.join();
+      (round % 2 == 0 ? here : *there).cancel();
+      if (!token.is_cancelled() || !here.is_cancelled() || !there->is_cancelled()) ++unshared;
+    }
+  });
+  BOOST_TEST(unshared == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_copy_of_a_cancelled_token_is_cancelled_and_an_untouched_token_is_not) {
+  runtime rt(1);
+  bool fresh = true, copied = false, waited = false;
+  rt.run([&] {
+    runtime::cancellation_token untouched(rt);
+    fresh = untouched.is_cancelled();
+    runtime::cancellation_token token(rt);
+    token.cancel();
+    runtime::cancellation_token copy(token);
+    copied = copy.is_cancelled();
+    copy.cancelled();  // returns at once
+    waited = true;
+  });
+  BOOST_TEST(!fresh);
+  BOOST_TEST(copied);
+  BOOST_TEST(waited);
 }
