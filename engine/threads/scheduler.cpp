@@ -43,8 +43,18 @@ void cpu_relax() {
 // spinning scheduler otherwise takes half of its CPU from the very thread
 // whose wake it waits for (yielding took the lane router at 64 keys from
 // ~4.3 to ~8 M items/s, results/threads.md).
+//
+// The spin also ends once it has lasted spin_budget_ns. On a loaded machine
+// a sched_yield hands the CPU to a competing process for the rest of that
+// process's time slice (milliseconds under CFS), and 64 yields in a row then
+// held an idle scheduler off its CPU for a good part of a second: a composed
+// scenario on threads failed its 200 ms liveness budget in 11 runs of 15
+// beside one busy loop. Now the first yield that loses the CPU for longer
+// ends the spin, and the thread sleeps, from which a wake takes it back
+// promptly (a woken sleeper preempts a CPU hog).
 constexpr int spin_rounds = 256;
 constexpr int yield_every = 4;
+constexpr std::int64_t spin_budget_ns = 50'000;
 
 // See idle(): a timer nearer than this is not slept for.
 constexpr std::int64_t near_timer_ns = 50'000;
@@ -218,10 +228,12 @@ void scheduler::loop() {
 }
 
 void scheduler::idle() {
+  const std::int64_t spin_until = steady_now() + spin_budget_ns;
   for (int i = 0; i < spin_rounds; ++i) {
     if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed)) return;
     if (i % yield_every == yield_every - 1) {
       sched_yield();
+      if (steady_now() > spin_until) break;
     } else {
       cpu_relax();
     }
