@@ -249,6 +249,19 @@ executor::executor(const run_config& config)
   watched_step_ = strategy_->next_watched_step();
 }
 
+constinit thread_local executor* executor::running_ = nullptr;
+
+class executor::running_scope {
+ public:
+  explicit running_scope(executor* ex) : outer_(running_) { running_ = ex; }
+  running_scope(const running_scope&) = delete;
+  running_scope& operator=(const running_scope&) = delete;
+  ~running_scope() { running_ = outer_; }
+
+ private:
+  executor* outer_;
+};
+
 executor::~executor() {
   if (parked_) {
     // At thread exit: the thread's pool and spares may be gone already, and
@@ -262,7 +275,10 @@ executor::~executor() {
     return;
   }
   // run() tears every fiber down; this only matters if run() was never called.
-  if (live_ > 0) teardown();
+  if (live_ > 0) {
+    running_scope scope(this);  // the fibers it unwinds may still yield
+    teardown();
+  }
   // Records handed on hold no context (the pool for their stack size may be
   // trimmed, and the next executor may use another).
   drop_all_parked();
@@ -827,6 +843,7 @@ void executor::loop() {
 }
 
 run_result executor::run(unique_function main) {
+  running_scope scope(this);
   if (trace_.on()) {
     // No strategy name here: a replay must reproduce these bytes exactly.
     trace_.begin("run")

@@ -59,7 +59,9 @@ class runtime {
     while (ex_.now() < t) ex_.block("sleep", 0, nullptr, t, true);
   }
   void sleep_for(std::int64_t d) { sleep_until(ex_.now() + d); }
-  LOCKSTEP_ALWAYS_INLINE void yield_now() { ex_.yield_now(); }
+  // Through the thread's running executor, which in a fiber is ex_ (see
+  // executor::yield_running). Like every await point, only on a fiber of a run.
+  LOCKSTEP_ALWAYS_INLINE void yield_now() { executor::yield_running(); }
   std::uint64_t random() { return ex_.random(); }
   [[noreturn]] void abort(std::string_view why) { throw run_aborted{std::string(why)}; }
   /// A coverage probe (engine/probes.hpp): traced and recorded for the run.
