@@ -65,7 +65,6 @@ constexpr std::uint32_t dispatches_per_timer_check = 64;
 
 }  // namespace
 
-
 fiber& require_fiber(const char* what) {
   fiber* f = this_fiber();
   if (f == nullptr) {
