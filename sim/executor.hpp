@@ -271,8 +271,6 @@ class executor {
   /// the thread-local is always at hand, so the next decision need not wait
   /// for them (a 1,024-fiber step, bench_sim_step: see README).
   static void yield_running();
-  /// The executor whose run is under way on this thread; null outside one.
-  [[nodiscard]] static executor* running() { return running_; }
   /// Parks the current fiber until woken (by notify, the deadline, or — for a
   /// cancellable wait — cancellation, which throws fiber_cancelled here).
   wake_reason block(const char* what, std::uint64_t object, wait_queue* queue,

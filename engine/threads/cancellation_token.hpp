@@ -31,6 +31,8 @@ class cancellation_token {
   cancellation_token(const cancellation_token& other) : s_(other.shared()) {
     s_.load(std::memory_order_relaxed)->refs.fetch_add(1, std::memory_order_relaxed);
   }
+  // A move takes the shared state as it is (made or not): no allocation.
+  cancellation_token(cancellation_token&& other) noexcept : s_(other.s_.exchange(nullptr)) {}
   cancellation_token& operator=(const cancellation_token&) = delete;
   ~cancellation_token() {
     state* s = s_.load(std::memory_order_acquire);

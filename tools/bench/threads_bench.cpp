@@ -26,9 +26,9 @@
 // median and every sample are printed, with the share of the machine's CPU
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
-//   (--only also takes single_flight_uncontended or single_flight_contended alone)
 //                      [--keys K] [--ttl off|1]
-// (--items scales every workload's item count, default 1000000: smaller for
+// (--only also takes single_flight_uncontended or single_flight_contended alone;
+// --items scales every workload's item count, default 1000000: smaller for
 // runs under callgrind; --keys and --ttl pick one lane_router figure, so a
 // profile holds that workload alone).
 #include <atomic>

@@ -359,3 +359,21 @@ BOOST_AUTO_TEST_CASE(a_copy_of_a_cancelled_token_is_cancelled_and_an_untouched_t
   BOOST_TEST(copied);
   BOOST_TEST(waited);
 }
+
+BOOST_AUTO_TEST_CASE(a_moved_token_keeps_sharing_with_the_copies_made_before_the_move) {
+  runtime rt(1);
+  bool shared = false, untouched_moved = false;
+  rt.run([&] {
+    runtime::cancellation_token token(rt);
+    runtime::cancellation_token copy(token);
+    runtime::cancellation_token moved(std::move(token));
+    moved.cancel();
+    shared = copy.is_cancelled();
+    runtime::cancellation_token fresh(rt);
+    runtime::cancellation_token fresh_moved(std::move(fresh));
+    fresh_moved.cancel();
+    untouched_moved = fresh_moved.is_cancelled();
+  });
+  BOOST_TEST(shared);
+  BOOST_TEST(untouched_moved);
+}
