@@ -77,7 +77,7 @@ class channel {
         if (s.refuses()) return {send_status::closed, std::move(v)};
         if (s.items.size() < s.capacity) return push(s, std::move(v));
         detail::require_fiber("channel::sender::send");
-        detail::waiter w;
+        detail::waiter& w = detail::fresh_waiter();
         detail::wait_on(hold, s.send_waiters, w, std::nullopt, detail::cancellable);
         if (detail::should_unwind()) {
           if (w.signal == detail::waiter::one && s.items.size() < s.capacity) detail::wake_one(s.send_waiters);
@@ -140,7 +140,7 @@ class channel {
         if (!s.items.empty()) return pop(s);
         if (s.ended()) return std::nullopt;
         detail::require_fiber("channel::receiver::recv");
-        detail::waiter w;
+        detail::waiter& w = detail::fresh_waiter();
         detail::wait_on(hold, s.recv_waiters, w, std::nullopt, detail::cancellable);
         if (detail::should_unwind()) detail::unwind();
       }
@@ -162,7 +162,7 @@ class channel {
         if (s.ended()) return {recv_status::closed, std::nullopt};
         if (detail::steady_now() >= deadline_ns) return {recv_status::timed_out, std::nullopt};
         detail::require_fiber("channel::receiver::recv_until");
-        detail::waiter w;
+        detail::waiter& w = detail::fresh_waiter();
         detail::wait_on(hold, s.recv_waiters, w, deadline_ns, detail::cancellable);
         if (detail::should_unwind()) detail::unwind();
       }

@@ -40,9 +40,9 @@ enum class wake_reason : std::uint8_t { none, notified, timed_out, cancelled };
 /// (mutex::lock) is left only by the wake it waits for.
 enum wait_mode : std::uint8_t { not_waiting = 0, cancellable = 1, uncancellable = 2 };
 
-/// One wait, on the waiting fiber's stack. Wakers touch it only under the
-/// lock of the primitive whose list holds it, and the waiter re-takes that
-/// lock before the record goes out of scope.
+/// One wait, in the waiting fiber's record (fiber::wait_node). Wakers touch
+/// it only under the lock of the primitive whose list holds it, and the
+/// waiter re-takes that lock, and unlinks it, before its next wait.
 struct waiter {
   fiber* self = nullptr;
   waiter* prev = nullptr;
@@ -89,26 +89,28 @@ class wait_list {
 
 struct fiber : std::enable_shared_from_this<fiber> {
   fiber(runtime& r, scheduler& h, std::string n, unique_function b)
-      : rt(r), home(h), name(std::move(n)), body(std::move(b)) {}
+      : rt(r), name(std::move(n)), body(std::move(b)), home(h) {}
 
+  // Records of fibers spawned one after another lie side by side, often with
+  // different homes, so the record is laid out by who writes what: read-mostly
+  // fields at both ends, which share cache lines with the records around it.
   runtime& rt;
-  scheduler& home;
   std::string name;
   unique_function body;  // moved onto the fiber's own stack when it starts
-  std::uint64_t id = 0;  // from 1 in spawn order, run-wide; set before it is first enqueued
 
-  // Shared with other threads.
+  // What a waker touches: its wait record, the claim, the reason, the home
+  // and the inbox link.
+  scheduler& home;
+  /// The record of its current wait (the fiber is in at most one). Kept
+  /// here, not on the fiber's stack: a broadcast to tens of thousands of
+  /// parked fibers walks their records, allocated one after another, instead
+  /// of one stack page each (a TLB miss and a cache miss per fiber).
+  waiter wait_node;
   std::atomic<std::uint8_t> waiting{not_waiting};
+  wake_reason reason = wake_reason::none;  // written by the wake's winner before it enqueues
   std::atomic<bool> cancel_requested{false};
   std::atomic<bool> finished{false};
-  wake_reason reason = wake_reason::none;  // written by the wake's winner before it enqueues
   fiber* inbox_next = nullptr;  // its link in its home's inbox (see scheduler::enqueue)
-  // The runtime's list of live fibers; guarded by the runtime's lock.
-  std::shared_ptr<fiber> live_self;  // the list's reference, dropped when it ends
-  fiber* live_prev = nullptr;
-  fiber* live_next = nullptr;
-  detail::lock_t mu;  // guards joiners (and the finish that wakes them)
-  wait_list joiners;
 
   // Home thread only.
   bool started = false;
@@ -121,9 +123,22 @@ struct fiber : std::enable_shared_from_this<fiber> {
   // thread; a fiber may suspend inside a catch block, so each keeps its own.
   void* eh_caught = nullptr;
   unsigned int eh_uncaught = 0;
-  boost::context::stack_context stack{};
   void* asan_fake = nullptr;
   void* tsan_fiber = nullptr;
+  // Near the stack pointer it last switched out at: where its resume will
+  // read and write first (see scheduler::warm_ahead).
+  const void* parked_sp = nullptr;
+
+  // The runtime's list of live fibers; guarded by the runtime's lock.
+  std::shared_ptr<fiber> live_self;  // the list's reference, dropped when it ends
+  fiber* live_prev = nullptr;
+  fiber* live_next = nullptr;
+  detail::lock_t mu;  // guards joiners (and the finish that wakes them)
+  wait_list joiners;
+
+  // Set once, then read.
+  boost::context::stack_context stack{};  // by its home, when it starts
+  std::uint64_t id = 0;  // from 1 in spawn order, run-wide; set before it is first enqueued
 };
 
 }  // namespace lockstep::threads::detail

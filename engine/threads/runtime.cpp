@@ -1,5 +1,7 @@
 #include "engine/threads/runtime.hpp"
 
+#include "engine/threads/record_pool.hpp"
+
 #include <pthread.h>
 #include <sched.h>
 
@@ -13,6 +15,8 @@
 namespace lockstep::threads {
 
 namespace {
+
+constexpr std::size_t records_kept_after_a_runtime = 1024;
 
 // xoshiro256** seeded through splitmix64: fast, and good enough for jitter
 // and random starts; one per thread, so no sharing.
@@ -66,6 +70,9 @@ runtime::runtime(const runtime_config& config) : config_(config) {
 
 runtime::~runtime() {
   for (auto& s : schedulers_) s->stop_and_join();
+  // Its runs' records are back in the pool, held for the next run as its
+  // stacks are; with the runtime gone, keep only a few.
+  detail::record_pool::trim(records_kept_after_a_runtime);
 }
 
 std::uint32_t runtime::current_core() const {
@@ -85,7 +92,8 @@ std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string na
     throw std::out_of_range("spawn on core " + std::to_string(core) + " but the runtime has " +
                             std::to_string(schedulers_.size()) + " cores");
   }
-  auto f = std::make_shared<detail::fiber>(*this, *schedulers_[core], std::move(name), std::move(body));
+  auto f = std::allocate_shared<detail::fiber>(detail::record_pool::allocator<detail::fiber>(), *this,
+                                               *schedulers_[core], std::move(name), std::move(body));
   f->id = last_fiber_id_.fetch_add(1, std::memory_order_relaxed) + 1;
   {
     std::lock_guard<std::mutex> hold(mu_);

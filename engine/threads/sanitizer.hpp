@@ -51,6 +51,13 @@ LOCKSTEP_THREADS_INLINE void finish_switch([[maybe_unused]] void* fake, [[maybe_
 #endif
 }
 
+/// Marks memory no one may touch until it is unpoisoned (a pooled block).
+LOCKSTEP_THREADS_INLINE void poison([[maybe_unused]] void* base, [[maybe_unused]] std::size_t size) {
+#if defined(LOCKSTEP_THREADS_ASAN)
+  __asan_poison_memory_region(base, size);
+#endif
+}
+
 /// A pooled stack is reused: clear the poison its last fiber left behind.
 LOCKSTEP_THREADS_INLINE void unpoison([[maybe_unused]] void* base, [[maybe_unused]] std::size_t size) {
 #if defined(LOCKSTEP_THREADS_ASAN)

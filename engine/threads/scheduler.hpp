@@ -74,6 +74,8 @@ class scheduler {
   void loop();
   void create(fiber& f);
   void resume(fiber& f);
+  const char* stack_top_of(const fiber& f, std::size_t new_ones_before) const;
+  void warm_ahead(bool after_a_new_one);
   void finish(fiber& f);
   void switch_to_scheduler(fiber& f);
   void run_fiber(fiber& f);
@@ -89,6 +91,7 @@ class scheduler {
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
   std::uint64_t timer_seq_ = 0;
   fiber* current_ = nullptr;
+  std::size_t touched_ = 0;  // run_[0, touched_) had their stack pages read (warm_ahead)
 
   void push_inbox(fiber* first, fiber* last);
   // The inbox: pushed by any thread, taken by the home thread. Newest first.
@@ -146,6 +149,18 @@ inline void check_cancel() {
   if (should_unwind()) unwind();
 }
 
+/// The current fiber, or std::logic_error naming `what` (a wait off a fiber).
+fiber& require_fiber(const char* what);
+
+/// The calling fiber's wait record, cleared for a new wait; std::logic_error
+/// off a fiber.
+inline waiter& fresh_waiter() {
+  fiber* f = this_fiber();
+  if (f == nullptr) [[unlikely]] f = &require_fiber("a wait");
+  f->wait_node = waiter{};
+  return f->wait_node;
+}
+
 /// Registers `w` in `list`, parks (see suspend) and unregisters it again if
 /// no waker did; `lock` guards `list` and is held on entry and on return.
 inline wake_reason wait_on(std::unique_lock<lock_t>& lock, wait_list& list, waiter& w,
@@ -174,7 +189,5 @@ inline void wake_all(wait_list& list) {
   if (!list.empty()) wake_all_listed(list);  // most broadcasts find nobody: no call
 }
 
-/// The current fiber, or std::logic_error naming `what` (a wait off a fiber).
-fiber& require_fiber(const char* what);
 
 }  // namespace lockstep::threads::detail

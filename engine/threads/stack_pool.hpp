@@ -36,6 +36,11 @@ class stack_pool {
   void deallocate(boost::context::stack_context& s) noexcept;
   /// Stacks carved so far (live + free); for tests.
   [[nodiscard]] std::size_t carved() const { return carved_; }
+  /// The top of the stack the allocate() after the next `skip` ones returns
+  /// if it reuses one (and nothing is returned meanwhile), else null.
+  [[nodiscard]] const char* next_top(std::size_t skip) const {
+    return free_.size() > skip ? free_[free_.size() - 1 - skip] : nullptr;
+  }
 
   static constexpr std::size_t stacks_per_slab = 64;
 

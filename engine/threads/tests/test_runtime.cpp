@@ -1,19 +1,23 @@
 // Goal: the threads runtime's own operations — run, spawn placement, join,
 // yield, sleep, cancellation of a sleeper and of an unstarted fiber, the
-// teardown of fibers left when main returns, and escaped exceptions.
+// teardown of fibers left when main returns, and escaped exceptions; fiber
+// bodies, the pool of fiber records, and one fiber's wait record reused.
 #define BOOST_TEST_MODULE threads_runtime
 #include <boost/test/unit_test.hpp>
 
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "engine/threads/record_pool.hpp"
 #include "engine/threads/runtime.hpp"
 #include "engine/threads/tests/util.hpp"
 
@@ -345,4 +349,120 @@ BOOST_AUTO_TEST_CASE(waiting_off_a_fiber_is_refused) {
   runtime::notify n(rt);
   BOOST_CHECK_THROW(n.notified(), std::logic_error);
   BOOST_CHECK_THROW(rt.yield_now(), std::logic_error);
+}
+
+// --- fiber bodies and records ---------------------------------------------------
+
+namespace {
+// Counts live copies, so a move that leaks or destroys twice shows.
+struct tracked {
+  static inline int live = 0;
+  tracked() { ++live; }
+  tracked(tracked&& /*other*/) noexcept { ++live; }
+  tracked(const tracked&) = delete;
+  tracked& operator=(const tracked&) = delete;
+  tracked& operator=(tracked&&) = delete;
+  ~tracked() { --live; }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_body_kept_inline_or_on_the_heap_runs_once_and_is_destroyed_once) {
+  using lockstep::threads::detail::unique_function;
+  int calls = 0;
+  {
+    // A small body is kept inside; a large one on the heap. Both move-only.
+    unique_function small([t = tracked(), p = std::make_unique<int>(7), &calls] { calls += *p; });
+    std::array<char, 2 * unique_function::inline_bytes> big_payload{};
+    big_payload[0] = 5;
+    unique_function big([t = tracked(), big_payload, &calls] { calls += big_payload[0]; });
+    BOOST_TEST(tracked::live == 2);
+    unique_function moved_small(std::move(small));
+    unique_function moved_big(std::move(big));
+    BOOST_TEST(!small);
+    BOOST_TEST(!big);
+    BOOST_TEST(tracked::live == 2);
+    moved_small();
+    moved_big();
+    BOOST_TEST(calls == 12);
+    unique_function assigned;
+    assigned = std::move(moved_small);
+    assigned = std::move(moved_big);  // ends the small body it held
+    BOOST_TEST(tracked::live == 1);
+    assigned();
+    BOOST_TEST(calls == 17);
+  }
+  BOOST_TEST(tracked::live == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_record_block_given_back_is_taken_again_and_trim_frees_the_rest) {
+  namespace pool = lockstep::threads::detail::record_pool;
+  pool::trim(0);
+  BOOST_TEST(pool::pooled() == 0U);
+  void* a = pool::take();
+  void* b = pool::take();
+  BOOST_TEST(reinterpret_cast<std::uintptr_t>(a) % pool::block_align == 0U);
+  std::memset(a, 0xAB, pool::block_bytes);  // the whole block is the caller's
+  pool::give(a);
+  pool::give(b);
+  BOOST_TEST(pool::pooled() == 2U);
+  void* again = pool::take();
+  BOOST_TEST((again == a || again == b));
+  pool::give(again);
+  pool::trim(1);
+  BOOST_TEST(pool::pooled() == 1U);
+  pool::trim(0);
+  BOOST_TEST(pool::pooled() == 0U);
+}
+
+BOOST_AUTO_TEST_CASE(records_of_ended_fibers_are_reused_by_the_next_spawns_on_either_core) {
+  namespace pool = lockstep::threads::detail::record_pool;
+  pool::trim(0);
+  runtime rt(2);
+  rt.run([&] {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<runtime::task> tasks;
+      for (std::uint32_t i = 0; i < 200; ++i) tasks.push_back(rt.spawn_on(i % 2, "short", [] {}));
+      for (auto& t : tasks) t.join();
+    }
+  });
+  // Every record went back to the pool (none leaked, none freed past it),
+  // and the later rounds took theirs from it: at most the first round's 200
+  // plus main's record were ever made.
+  const std::size_t pooled = pool::pooled();
+  BOOST_TEST(pooled >= 1U);
+  BOOST_TEST(pooled <= 201U);
+}
+
+BOOST_AUTO_TEST_CASE(one_fiber_waits_on_each_primitive_in_turn_with_its_one_wait_record) {
+  // The wait record lives in the fiber's record: each wait must start clean,
+  // whatever the last one left (a broadcast's mark, a link).
+  runtime rt(2);
+  int woken = 0;
+  rt.run([&] {
+    runtime::notify n(rt);
+    runtime::watch<int> w(rt, 0);
+    runtime::mutex m(rt);
+    auto sub = w.subscribe();
+    auto waiter = rt.spawn_on(1, "waiter", [&] {
+      n.notified();
+      ++woken;
+      sub.changed();
+      ++woken;
+      n.notified();
+      ++woken;
+      std::lock_guard<runtime::mutex> hold(m);
+      ++woken;
+    });
+    until_parked(rt, waiter);
+    n.notify_one();
+    until_parked(rt, waiter);
+    w.send_replace(1);
+    until_parked(rt, waiter);
+    m.lock();
+    n.notify_one();
+    until_parked(rt, waiter);
+    m.unlock();
+    waiter.join();
+  });
+  BOOST_TEST(woken == 4);
 }
