@@ -129,8 +129,9 @@ struct fiber : std::enable_shared_from_this<fiber> {
   // read and write first (see scheduler::warm_ahead).
   const void* parked_sp = nullptr;
 
-  // The runtime's list of live fibers; guarded by the runtime's lock.
-  std::shared_ptr<fiber> live_self;  // the list's reference, dropped when it ends
+  // Its link in its home's list of live fibers (home only), and the
+  // runtime's reference to it, dropped when it ends.
+  std::shared_ptr<fiber> live_self;
   fiber* live_prev = nullptr;
   fiber* live_next = nullptr;
   detail::lock_t mu;  // guards joiners (and the finish that wakes them)

@@ -1,6 +1,7 @@
 #include "engine/threads/record_pool.hpp"
 
-#include <boost/lockfree/stack.hpp>
+#include <mutex>
+#include <vector>
 
 #include "engine/threads/sanitizer.hpp"
 
@@ -8,63 +9,102 @@ namespace lockstep::threads::detail::record_pool {
 
 namespace {
 
-// Room for the records of 64,000 parked fibers (32 MiB at most, while a run
-// lasts); a block given to a full pool is freed.
-constexpr std::size_t capacity = 65536;
-
-boost::lockfree::stack<void*>& blocks() {
-  // Never destroyed: records may be freed during static destruction. Its
-  // nodes are all made here, so bounded_push never allocates.
-  static auto* pool = new boost::lockfree::stack<void*>(capacity);
-  return *pool;
-}
+// Each thread keeps up to `local_most` blocks of its own; past that it moves
+// `batch` of them to the shared pool in one go, and a thread with none takes
+// up to `batch` from there in one go, so the shared lock is taken once per
+// `batch` records, not per record. The shared pool holds at most
+// `shared_most` (32 MiB: the records of 64,000 parked fibers); a block given
+// to a full pool is freed.
+constexpr std::size_t local_most = 256;
+constexpr std::size_t batch = 128;
+constexpr std::size_t shared_most = 65536;
 
 void free_block(void* block) noexcept { ::operator delete(block, std::align_val_t(block_align)); }
 
-}  // namespace
+struct shared_pool {
+  std::mutex mu;
+  std::vector<void*> blocks;
+};
 
-void* take() {
-  void* block = nullptr;
-  if (blocks().pop(block)) {
-    san::unpoison(block, block_bytes);
-    return block;
-  }
-  return ::operator new(block_bytes, std::align_val_t(block_align));
+shared_pool& shared() {
+  // Never destroyed: records may be freed during static destruction, and a
+  // thread's cache is handed back here when the thread ends.
+  static auto* pool = new shared_pool;
+  return *pool;
 }
 
-void give(void* block) noexcept {
-  san::poison(block, block_bytes);  // a use after free of a pooled record is reported
-  if (!blocks().bounded_push(block)) {
+// Moves up to `n` blocks from the back of `from` to the shared pool (freeing
+// what does not fit there).
+void spill(std::vector<void*>& from, std::size_t n) noexcept {
+  shared_pool& s = shared();
+  std::lock_guard<std::mutex> hold(s.mu);
+  for (; n > 0 && !from.empty(); --n) {
+    void* block = from.back();
+    from.pop_back();
+    if (s.blocks.size() < shared_most) {
+      try {
+        s.blocks.push_back(block);
+        continue;
+      } catch (...) {  // no memory for the pool's own list: free the block instead
+      }
+    }
     san::unpoison(block, block_bytes);
     free_block(block);
   }
 }
 
-void trim(std::size_t keep) noexcept {
-  std::size_t kept = 0;
-  void* block = nullptr;
-  boost::lockfree::stack<void*> hold(keep);
-  while (blocks().pop(block)) {
-    san::unpoison(block, block_bytes);
-    if (kept < keep && hold.bounded_push(block)) {
-      ++kept;
-    } else {
-      free_block(block);
+struct local_cache {
+  std::vector<void*> blocks;
+  local_cache() { blocks.reserve(local_most); }
+  local_cache(const local_cache&) = delete;
+  local_cache& operator=(const local_cache&) = delete;
+  ~local_cache() { spill(blocks, blocks.size()); }
+};
+
+thread_local local_cache cache;
+
+}  // namespace
+
+void* take() {
+  std::vector<void*>& mine = cache.blocks;
+  if (mine.empty()) {
+    shared_pool& s = shared();
+    std::lock_guard<std::mutex> hold(s.mu);
+    for (std::size_t n = 0; n < batch && !s.blocks.empty(); ++n) {
+      mine.push_back(s.blocks.back());  // capacity reserved: no allocation
+      s.blocks.pop_back();
     }
   }
-  while (hold.pop(block)) give(block);
+  if (mine.empty()) return ::operator new(block_bytes, std::align_val_t(block_align));
+  void* block = mine.back();
+  mine.pop_back();
+  san::unpoison(block, block_bytes);
+  return block;
+}
+
+void give(void* block) noexcept {
+  san::poison(block, block_bytes);  // a use after free of a pooled record is reported
+  std::vector<void*>& mine = cache.blocks;
+  if (mine.size() == local_most) spill(mine, batch);
+  mine.push_back(block);  // below capacity now: no allocation
+}
+
+void trim(std::size_t keep) noexcept {
+  spill(cache.blocks, cache.blocks.size());
+  shared_pool& s = shared();
+  std::lock_guard<std::mutex> hold(s.mu);
+  while (s.blocks.size() > keep) {
+    san::unpoison(s.blocks.back(), block_bytes);
+    free_block(s.blocks.back());
+    s.blocks.pop_back();
+  }
+  s.blocks.shrink_to_fit();
 }
 
 std::size_t pooled() noexcept {
-  std::size_t n = 0;
-  boost::lockfree::stack<void*> hold(capacity);
-  void* block = nullptr;
-  while (blocks().pop(block)) {
-    ++n;
-    (void)hold.bounded_push(block);
-  }
-  while (hold.pop(block)) (void)blocks().bounded_push(block);
-  return n;
+  shared_pool& s = shared();
+  std::lock_guard<std::mutex> hold(s.mu);
+  return s.blocks.size() + cache.blocks.size();
 }
 
 }  // namespace lockstep::threads::detail::record_pool

@@ -7,8 +7,10 @@
 // small cache (7 blocks a size) is full. With 64,000 single-flight waiters
 // spawned from one core and ended on both, the two schedulers queued on that
 // lock: a futex sleep and wake, ~10% of the run. Here a freed record goes
-// onto a bounded lock-free stack (Boost.Lockfree) and the next spawn, on any
-// thread, takes it from there.
+// to a cache of the freeing thread, which hands blocks to a shared pool, and
+// takes them from it, 128 at a time; the next spawn on any thread reuses it.
+// (Boost.Lockfree's stack was tried first: its pop reads a node that a push
+// may be writing, which TSan reports, rightly by the letter of the model.)
 //
 // Blocks are 512 bytes, aligned to a cache line, so no two records share a
 // line. The pool outlives every runtime (a task handle may hold a record
@@ -30,9 +32,10 @@ inline constexpr std::size_t block_align = 64;
 void* take();
 /// Returns a block from take() for reuse (or frees it if the pool is full).
 void give(void* block) noexcept;
-/// Frees every pooled block past the first `keep`.
+/// Frees every block of the shared pool past the first `keep`, after moving
+/// the calling thread's cached blocks there.
 void trim(std::size_t keep) noexcept;
-/// Blocks in the pool now; for tests.
+/// Blocks in the shared pool and the calling thread's cache; for tests.
 std::size_t pooled() noexcept;
 
 /// The allocator of fiber records (std::allocate_shared): a record and its

@@ -95,27 +95,22 @@ std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string na
   auto f = std::allocate_shared<detail::fiber>(detail::record_pool::allocator<detail::fiber>(), *this,
                                                *schedulers_[core], std::move(name), std::move(body));
   f->id = last_fiber_id_.fetch_add(1, std::memory_order_relaxed) + 1;
-  {
-    std::lock_guard<std::mutex> hold(mu_);
-    if (!running_) throw std::logic_error("lockstep::threads: spawn outside runtime::run");
-    if (tearing_down_) f->cancel_requested.store(true);  // born cancelled: see runtime.hpp
-    f->live_self = f;
-    f->live_next = live_head_;
-    if (live_head_ != nullptr) live_head_->live_prev = f.get();
-    live_head_ = f.get();
-    ++live_count_;
-    if (is_main) main_ = f.get();  // before it can run, so its end is never missed
-  }
+  if (!running_.load()) throw std::logic_error("lockstep::threads: spawn outside runtime::run");
+  // Born cancelled during the teardown: see runtime.hpp. A spawn that misses
+  // this flag is cancelled by its home when it adopts it (scheduler::adopt).
+  if (tearing_down_.load()) f->cancel_requested.store(true);
+  f->live_self = f;
+  live_count_.fetch_add(1);
+  if (is_main) main_ = f.get();  // before it can run, so its end is never missed
   f->home.enqueue(*f);
   return f;
 }
 
 void runtime::run_main(detail::unique_function main) {
+  if (running_.exchange(true)) throw std::logic_error("lockstep::threads: runtime::run is already running");
+  tearing_down_.store(false);
   {
     std::lock_guard<std::mutex> hold(mu_);
-    if (running_) throw std::logic_error("lockstep::threads: runtime::run is already running");
-    running_ = true;
-    tearing_down_ = false;
     main_done_ = false;
     escaped_ = nullptr;
   }
@@ -125,46 +120,44 @@ void runtime::run_main(detail::unique_function main) {
     schedulers_[i]->start(cpu);
   }
   std::shared_ptr<detail::fiber> m = start(0, "main", std::move(main), true);
-  std::vector<std::shared_ptr<detail::fiber>> left;
   {
     std::unique_lock<std::mutex> hold(mu_);
     changed_.wait(hold, [&] { return main_done_; });
-    tearing_down_ = true;
-    left.reserve(live_count_);
-    for (detail::fiber* f = live_head_; f != nullptr; f = f->live_next) left.push_back(f->live_self);
   }
   m.reset();
-  for (auto& f : left) detail::cancel(*f);
-  left.clear();
+  // Each scheduler cancels the fibers it lists; one adopted after its sweep
+  // sees tearing_down_ and is cancelled then.
+  tearing_down_.store(true);
+  for (auto& s : schedulers_) s->cancel_all();
   {
     std::unique_lock<std::mutex> hold(mu_);
-    changed_.wait(hold, [&] { return live_count_ == 0; });
+    changed_.wait(hold, [&] { return live_count_.load() == 0; });
   }
   for (auto& s : schedulers_) s->stop_and_join();
   std::exception_ptr first;
   {
     std::lock_guard<std::mutex> hold(mu_);
-    running_ = false;
     main_ = nullptr;
     first = std::exchange(escaped_, nullptr);
   }
+  running_.store(false);
   if (first) std::rethrow_exception(first);
 }
 
 void runtime::fiber_ended(detail::fiber& f) {
-  std::shared_ptr<detail::fiber> last;  // released after the lock
-  std::lock_guard<std::mutex> hold(mu_);
-  if (f.live_self) {
-    (f.live_prev != nullptr ? f.live_prev->live_next : live_head_) = f.live_next;
-    if (f.live_next != nullptr) f.live_next->live_prev = f.live_prev;
-    f.live_prev = f.live_next = nullptr;
-    --live_count_;
-    last = std::move(f.live_self);
+  std::shared_ptr<detail::fiber> last = std::move(f.live_self);  // released on return
+  if (&f == main_) {
+    std::lock_guard<std::mutex> hold(mu_);
+    main_done_ = true;
+    changed_.notify_all();
   }
-  if (&f == main_) main_done_ = true;
   // run() waits for exactly these two moments: waking its thread on every
-  // fiber's end cost a futex wake and two context switches per fiber.
-  if (&f == main_ || live_count_ == 0) changed_.notify_all();
+  // fiber's end cost a futex wake and two context switches per fiber. The
+  // notify is under mu_, so run() cannot test the count and then miss it.
+  if (live_count_.fetch_sub(1) == 1) {
+    std::lock_guard<std::mutex> hold(mu_);
+    changed_.notify_all();
+  }
 }
 
 void runtime::record_escape(const std::string& fiber_name, std::exception_ptr e) {

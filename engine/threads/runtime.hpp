@@ -139,6 +139,8 @@ class runtime {
 
   // --- for the schedulers -----------------------------------------------------
   void fiber_ended(detail::fiber& f);
+  /// True from the moment run() starts cancelling what main left behind.
+  [[nodiscard]] bool tearing_down() const { return tearing_down_.load(); }
   void record_escape(const std::string& fiber_name, std::exception_ptr e);
   void pinning_refused(std::uint32_t core, int cpu, int error);
 
@@ -156,16 +158,18 @@ class runtime {
   std::vector<std::unique_ptr<detail::scheduler>> schedulers_;
   std::vector<int> cpus_;  // the CPUs this process may run on, in order
 
-  std::mutex mu_;  // guards everything below
+  // Fibers spawned and not yet ended. Each scheduler lists its own fibers
+  // (scheduler::adopt), touched by its thread only, so a spawn and an end
+  // share no lock: one list here, under mu_, had the two cores queue on that
+  // lock (a futex sleep and wake) with 64,000 single-flight waiters spawned
+  // from one core and ending on both.
+  std::atomic<std::size_t> live_count_{0};
+  std::atomic<bool> running_{false};
+  std::atomic<bool> tearing_down_{false};
+  detail::fiber* main_ = nullptr;  // set before main is enqueued, read after
+
+  std::mutex mu_;  // guards what is below; run() waits on changed_ for main's end and the last fiber's
   std::condition_variable changed_;
-  // Every fiber not yet ended, linked through the fibers themselves (each
-  // holds itself alive by live_self): a spawn and an end cost no allocation
-  // and no hashing under this lock, which every core's spawns share.
-  detail::fiber* live_head_ = nullptr;
-  std::size_t live_count_ = 0;
-  bool running_ = false;
-  bool tearing_down_ = false;
-  detail::fiber* main_ = nullptr;
   bool main_done_ = false;
   std::exception_ptr escaped_;
   std::atomic<bool> pin_warned_{false};

@@ -165,6 +165,7 @@ scheduler::~scheduler() { stop_and_join(); }
 
 void scheduler::start(std::optional<int> pin_to) {
   stop_.store(false);
+  sweep_.store(false);
   thread_ = std::thread([this, pin_to] { thread_main(pin_to); });
 }
 
@@ -208,6 +209,7 @@ void scheduler::loop() {
   std::uint32_t since_timers = 0;
   while (true) {
     if (inbox_.load(std::memory_order_relaxed) != nullptr) drain_inbox();
+    if (sweep_.load(std::memory_order_relaxed)) sweep();
     if (!timers_.empty() && (run_.empty() || ++since_timers >= dispatches_per_timer_check)) {
       since_timers = 0;
       fire_timers();
@@ -231,7 +233,10 @@ void scheduler::loop() {
 void scheduler::idle() {
   const std::int64_t spin_until = steady_now() + spin_budget_ns;
   for (int i = 0; i < spin_rounds; ++i) {
-    if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed)) return;
+    if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed) ||
+        sweep_.load(std::memory_order_relaxed)) {
+      return;
+    }
     if (i % yield_every == yield_every - 1) {
       sched_yield();
       if (steady_now() > spin_until) break;
@@ -249,7 +254,7 @@ void scheduler::idle() {
   // this store (and notifies, under sleep_mu_, once this wait holds it no
   // more), or the load below sees its push.
   sleeping_.store(true);
-  if (inbox_.load() == nullptr && !stop_.load()) {
+  if (inbox_.load() == nullptr && !stop_.load() && !sweep_.load()) {
     if (timers_.empty()) {
       wakeup_.wait(lock);
     } else {
@@ -285,6 +290,32 @@ void scheduler::push_inbox(fiber* first, fiber* last) {
     std::lock_guard<std::mutex> hold(sleep_mu_);
     wakeup_.notify_one();
   }
+}
+
+void scheduler::cancel_all() {
+  // As push_inbox: the flag, then a sleeper is woken under sleep_mu_.
+  sweep_.store(true);
+  if (sleeping_.load()) {
+    std::lock_guard<std::mutex> hold(sleep_mu_);
+    wakeup_.notify_one();
+  }
+}
+
+void scheduler::sweep() {
+  sweep_.store(false);
+  for (fiber* f = live_head_; f != nullptr; f = f->live_next) cancel(*f);
+}
+
+// A fiber joins its home's list at its first resume, on its home's thread.
+// One spawned as the teardown began may have missed tearing_down_ in
+// runtime::start and arrive after this core's sweep: it is cancelled here,
+// before it runs, so it is dropped unrun as if born cancelled.
+void scheduler::adopt(fiber& f) {
+  f.live_prev = nullptr;
+  f.live_next = live_head_;
+  if (live_head_ != nullptr) live_head_->live_prev = &f;
+  live_head_ = &f;
+  if (rt_.tearing_down()) f.cancel_requested.store(true);
 }
 
 void scheduler::drain_inbox() {
@@ -380,7 +411,10 @@ void scheduler::run_fiber(fiber& f) {
 }
 
 void scheduler::resume(fiber& f) {
-  if (!f.started && !f.cont) create(f);
+  if (!f.started && !f.cont) {
+    adopt(f);
+    create(f);
+  }
   current_ = &f;
   auto* g = static_cast<eh_globals*>(eh_);
   const eh_globals mine = *g;
@@ -401,6 +435,9 @@ void scheduler::resume(fiber& f) {
 void scheduler::finish(fiber& f) {
   san::tsan_destroy(f.tsan_fiber);
   f.tsan_fiber = nullptr;
+  (f.live_prev != nullptr ? f.live_prev->live_next : live_head_) = f.live_next;
+  if (f.live_next != nullptr) f.live_next->live_prev = f.live_prev;
+  f.live_prev = f.live_next = nullptr;
   {
     std::lock_guard<lock_t> hold(f.mu);
     f.finished.store(true);

@@ -52,6 +52,10 @@ class scheduler {
   /// push onto the inbox; from another thread.
   void enqueue_remote(fiber* const* fs, std::size_t n);
 
+  /// Asks the thread to cancel every fiber it lists (run()'s teardown); from
+  /// any thread.
+  void cancel_all();
+
   /// Parks the current fiber (see detail::suspend).
   wake_reason suspend(std::unique_lock<lock_t>* lock, std::optional<std::int64_t> deadline, wait_mode mode);
   /// Puts the current fiber at the back of the run queue.
@@ -74,6 +78,8 @@ class scheduler {
   void loop();
   void create(fiber& f);
   void resume(fiber& f);
+  void adopt(fiber& f);
+  void sweep();
   const char* stack_top_of(const fiber& f, std::size_t new_ones_before) const;
   void warm_ahead(bool after_a_new_one);
   void finish(fiber& f);
@@ -92,6 +98,7 @@ class scheduler {
   std::uint64_t timer_seq_ = 0;
   fiber* current_ = nullptr;
   std::size_t touched_ = 0;  // run_[0, touched_) had their stack pages read (warm_ahead)
+  fiber* live_head_ = nullptr;  // this core's live fibers, from their first resume to their end
 
   void push_inbox(fiber* first, fiber* last);
   // The inbox: pushed by any thread, taken by the home thread. Newest first.
@@ -103,6 +110,7 @@ class scheduler {
   std::mutex sleep_mu_;
   std::condition_variable wakeup_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> sweep_{false};  // cancel_all asked; woken like a push
 
   // The scheduler stack's sanitizer context and this thread's EH globals.
   const void* sched_bottom_ = nullptr;

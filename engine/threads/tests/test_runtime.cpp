@@ -419,18 +419,19 @@ BOOST_AUTO_TEST_CASE(records_of_ended_fibers_are_reused_by_the_next_spawns_on_ei
   pool::trim(0);
   runtime rt(2);
   rt.run([&] {
-    for (int round = 0; round < 3; ++round) {
+    for (int round = 0; round < 8; ++round) {
       std::vector<runtime::task> tasks;
       for (std::uint32_t i = 0; i < 200; ++i) tasks.push_back(rt.spawn_on(i % 2, "short", [] {}));
       for (auto& t : tasks) t.join();
     }
   });
-  // Every record went back to the pool (none leaked, none freed past it),
-  // and the later rounds took theirs from it: at most the first round's 200
-  // plus main's record were ever made.
+  // Every record went back to the pool (the threads' caches are handed back
+  // when they end): as many blocks as were ever made. Later rounds took
+  // theirs from it: far fewer than the 1,601 records were made (core 1's
+  // cache fills to 256 before it hands blocks on to core 0's spawns).
   const std::size_t pooled = pool::pooled();
-  BOOST_TEST(pooled >= 1U);
-  BOOST_TEST(pooled <= 201U);
+  BOOST_TEST(pooled >= 201U);
+  BOOST_TEST(pooled <= 800U);
 }
 
 BOOST_AUTO_TEST_CASE(one_fiber_waits_on_each_primitive_in_turn_with_its_one_wait_record) {
