@@ -460,7 +460,7 @@ void scheduler::warm_ahead(bool after_a_new_one) {
   // through. So the next fibers' lines are asked for while the current one
   // runs. A prefetch that misses the TLB is dropped on these machines, so the
   // pages are read first, several at once so their walks overlap.
-  constexpr std::size_t batch = 8;
+  constexpr std::size_t batch = 16;
   std::size_t new_ones = after_a_new_one ? 1 : 0;
   if (touched_ < 2) {
     const std::size_t end = std::min(run_.size(), touched_ + batch);
