@@ -101,7 +101,7 @@ std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string na
   if (tearing_down_.load()) f->cancel_requested.store(true);
   f->live_self = f;
   live_count_.fetch_add(1);
-  if (is_main) main_ = f.get();  // before it can run, so its end is never missed
+  if (is_main) main_.store(f.get());  // before it can run, so its end is never missed
   f->home.enqueue(*f);
   return f;
 }
@@ -137,7 +137,7 @@ void runtime::run_main(detail::unique_function main) {
   std::exception_ptr first;
   {
     std::lock_guard<std::mutex> hold(mu_);
-    main_ = nullptr;
+    main_.store(nullptr);
     first = std::exchange(escaped_, nullptr);
   }
   running_.store(false);
@@ -146,7 +146,7 @@ void runtime::run_main(detail::unique_function main) {
 
 void runtime::fiber_ended(detail::fiber& f) {
   std::shared_ptr<detail::fiber> last = std::move(f.live_self);  // released on return
-  if (&f == main_) {
+  if (&f == main_.load()) {
     std::lock_guard<std::mutex> hold(mu_);
     main_done_ = true;
     changed_.notify_all();

@@ -166,7 +166,9 @@ class runtime {
   std::atomic<std::size_t> live_count_{0};
   std::atomic<bool> running_{false};
   std::atomic<bool> tearing_down_{false};
-  detail::fiber* main_ = nullptr;  // set before main is enqueued, read after
+  // Main's record: set before main is enqueued; atomic, as a thread outside
+  // the runtime may spawn a fiber that ends before main is set.
+  std::atomic<detail::fiber*> main_{nullptr};
 
   std::mutex mu_;  // guards what is below; run() waits on changed_ for main's end and the last fiber's
   std::condition_variable changed_;

@@ -302,7 +302,9 @@ void scheduler::cancel_all() {
 }
 
 void scheduler::sweep() {
-  sweep_.store(false);
+  // An exchange, not a store: it reads cancel_all's store, and with it
+  // tearing_down_, set before (adopt reads that flag afterwards).
+  if (!sweep_.exchange(false)) return;
   for (fiber* f = live_head_; f != nullptr; f = f->live_next) cancel(*f);
 }
 

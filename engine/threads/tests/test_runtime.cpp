@@ -467,3 +467,37 @@ BOOST_AUTO_TEST_CASE(one_fiber_waits_on_each_primitive_in_turn_with_its_one_wait
   });
   BOOST_TEST(woken == 4);
 }
+
+BOOST_AUTO_TEST_CASE(a_teardown_of_thousands_of_parked_fibers_cancels_each_and_every_late_spawn_once) {
+  // Each core cancels its own fibers (its sweep); a child spawned by an
+  // unwinding parent lands on either core, before or after that core's
+  // sweep, and must be dropped unrun either way.
+  runtime rt(2);
+  constexpr int parents = 2000;
+  std::atomic<int> dtors{0};
+  std::atomic<int> children_ran{0};
+  std::atomic<int> parked{0};
+  rt.run([&] {
+    for (int i = 0; i < parents; ++i) {
+      (void)rt.spawn_on(static_cast<std::uint32_t>(i % 2), "parent", [&, i] {
+        struct spawn_on_exit {
+          runtime& rt;
+          std::atomic<int>& dtors;
+          std::atomic<int>& ran;
+          int i;
+          ~spawn_on_exit() {
+            auto g = std::make_shared<dtor_counter>(dtors);
+            (void)rt.spawn_on(static_cast<std::uint32_t>((i + 1) % 2), "late", [this, g] { ran.fetch_add(1); });
+          }
+        } on_exit{rt, dtors, children_ran, i};
+        dtor_counter guard(dtors);
+        runtime::notify never(rt);
+        parked.fetch_add(1);
+        never.notified();
+      });
+    }
+    while (parked.load() < parents) rt.yield_now();
+  });
+  BOOST_TEST(children_ran.load() == 0);
+  BOOST_TEST(dtors.load() == 2 * parents, "each parent's guard and each child's captures, once");
+}
