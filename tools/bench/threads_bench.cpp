@@ -13,7 +13,7 @@
 //                               > answer > drop(resolution) > wait > drop(waiter)
 //                               cycles on distinct keys, in one fiber.
 //   single_flight_contended     1000 keys x 64 waiter fibers (spread over both
-//                               cores); the driver leads every key and answers
+//                               cores, alternately); the driver leads every key and answers
 //                               once all have joined; clock: first join .. last
 //                               waiter answered.
 //   shard_reactor               (no tokio peer) 2 shards, one per core, behind
@@ -26,11 +26,12 @@
 // median and every sample are printed, with the share of the machine's CPU
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
-//                      [--keys K] [--ttl off|1]
+//                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key]
 // (--only also takes single_flight_uncontended or single_flight_contended alone;
 // --items scales every workload's item count, default 1000000: smaller for
 // runs under callgrind; --keys and --ttl pick one lane_router figure, so a
-// profile holds that workload alone).
+// profile holds that workload alone; --sf-place by_key puts every waiter of a
+// key on one core, instead of alternating cores waiter by waiter).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -59,6 +60,10 @@ namespace {
 
 constexpr std::uint32_t worker_threads = 2;
 int g_runs = 5;
+// Where single_flight_contended puts its waiters: "alternate" (waiter i on
+// core i % 2, the default and the table's figure) or "by_key" (every waiter
+// of key k on core k % 2, as the lane router places lanes).
+std::string g_sf_place = "alternate";
 
 double secs_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -322,7 +327,8 @@ contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per
     std::uint32_t core = 0;
     for (std::uint64_t key = 0; key < keys; ++key) {
       for (std::uint64_t i = 0; i < per_key; ++i) {
-        (void)rt.spawn_on(core, "waiter", [&, key] {
+        const std::uint32_t on = g_sf_place == "by_key" ? static_cast<std::uint32_t>(key % worker_threads) : core;
+        (void)rt.spawn_on(on, "waiter", [&, key] {
           flight_table::joined j = flight.join(key);
           if (joined.fetch_add(1) + 1 == total) all_joined.notify_one();
           if (j.work->wait() != std::optional<std::uint64_t>(key + 1)) wrong.fetch_add(1);
@@ -368,12 +374,12 @@ void bench_sf_contended(std::uint64_t keys, std::uint64_t per_key) {
   }
   std::printf(
       "{\"bench\":\"single_flight_contended\",\"keys\":%llu,\"waiters_per_key\":%llu,\"waiter_tasks\":%llu,"
-      "\"leader\":\"driver fiber joins first and answers after all waiters joined\",\"worker_threads\":%u,"
+      "\"leader\":\"driver fiber joins first and answers after all waiters joined\",\"placement\":\"%s\",\"worker_threads\":%u,"
       "\"median_waiter_answers_per_sec\":%.1f,\"samples_waiter_answers_per_sec\":%s,"
       "\"median_join_phase_per_sec\":%.1f,\"median_answer_phase_per_sec\":%.1f,%s}\n",
       static_cast<unsigned long long>(keys), static_cast<unsigned long long>(per_key),
-      static_cast<unsigned long long>(keys * per_key), worker_threads, median(rates), json_list(rates).c_str(),
-      median(join_rates), median(answer_rates), contamination(s).c_str());
+      static_cast<unsigned long long>(keys * per_key), g_sf_place.c_str(), worker_threads, median(rates),
+      json_list(rates).c_str(), median(join_rates), median(answer_rates), contamination(s).c_str());
   std::fflush(stdout);
 }
 
@@ -468,10 +474,11 @@ int main(int argc, char** argv) {
     else if (flag == "--items") items = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
     else if (flag == "--keys") keys_only = std::stoull(argv[i + 1]);
     else if (flag == "--ttl" && (std::string(argv[i + 1]) == "off" || std::string(argv[i + 1]) == "1")) ttl_only = argv[i + 1];
+    else if (flag == "--sf-place" && (std::string(argv[i + 1]) == "alternate" || std::string(argv[i + 1]) == "by_key")) g_sf_place = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
-                   "[--keys K] [--ttl off|1]\n");
+                   "[--keys K] [--ttl off|1] [--sf-place alternate|by_key]\n");
       return 2;
     }
   }
