@@ -26,12 +26,13 @@
 // median and every sample are printed, with the share of the machine's CPU
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
-//                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key]
+//                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]
 // (--only also takes single_flight_uncontended or single_flight_contended alone;
 // --items scales every workload's item count, default 1000000: smaller for
 // runs under callgrind; --keys and --ttl pick one lane_router figure, so a
 // profile holds that workload alone; --sf-place by_key puts every waiter of a
-// key on one core, instead of alternating cores waiter by waiter).
+// key on one core, instead of alternating cores waiter by waiter; --sf-cores 1
+// runs that figure on one core).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -64,6 +65,9 @@ int g_runs = 5;
 // core i % 2, the default and the table's figure) or "by_key" (every waiter
 // of key k on core k % 2, as the lane router places lanes).
 std::string g_sf_place = "alternate";
+// The cores of single_flight_contended's runtime (--sf-cores 1 shows what the
+// second core adds to this workload).
+std::uint32_t g_sf_cores = worker_threads;
 
 double secs_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -327,7 +331,7 @@ contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per
     std::uint32_t core = 0;
     for (std::uint64_t key = 0; key < keys; ++key) {
       for (std::uint64_t i = 0; i < per_key; ++i) {
-        const std::uint32_t on = g_sf_place == "by_key" ? static_cast<std::uint32_t>(key % worker_threads) : core;
+        const std::uint32_t on = g_sf_place == "by_key" ? static_cast<std::uint32_t>(key % g_sf_cores) : core;
         (void)rt.spawn_on(on, "waiter", [&, key] {
           flight_table::joined j = flight.join(key);
           if (joined.fetch_add(1) + 1 == total) all_joined.notify_one();
@@ -335,7 +339,7 @@ contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per
           { flight_table::joined gone = std::move(j); }  // drop the waiter before counting the answer
           if (answered.fetch_add(1) + 1 == total) all_answered.notify_one();
         });
-        core = (core + 1) % worker_threads;
+        core = (core + 1) % g_sf_cores;
       }
     }
     all_joined.notified();
@@ -358,7 +362,9 @@ contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per
 void bench_sf_contended(std::uint64_t keys, std::uint64_t per_key) {
   std::vector<contended_sample> all;
   bool warm = false;
-  runtime rt(two_cores());  // one runtime per figure: its stacks are reused run to run
+  runtime_config cfg = two_cores();
+  cfg.cores = g_sf_cores;
+  runtime rt(cfg);  // one runtime per figure: its stacks are reused run to run
   sampled s = sample([&] {
     contended_sample c = sf_contended(rt, keys, per_key);
     if (warm) all.push_back(c);
@@ -378,7 +384,7 @@ void bench_sf_contended(std::uint64_t keys, std::uint64_t per_key) {
       "\"median_waiter_answers_per_sec\":%.1f,\"samples_waiter_answers_per_sec\":%s,"
       "\"median_join_phase_per_sec\":%.1f,\"median_answer_phase_per_sec\":%.1f,%s}\n",
       static_cast<unsigned long long>(keys), static_cast<unsigned long long>(per_key),
-      static_cast<unsigned long long>(keys * per_key), g_sf_place.c_str(), worker_threads, median(rates),
+      static_cast<unsigned long long>(keys * per_key), g_sf_place.c_str(), g_sf_cores, median(rates),
       json_list(rates).c_str(), median(join_rates), median(answer_rates), contamination(s).c_str());
   std::fflush(stdout);
 }
@@ -474,11 +480,12 @@ int main(int argc, char** argv) {
     else if (flag == "--items") items = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
     else if (flag == "--keys") keys_only = std::stoull(argv[i + 1]);
     else if (flag == "--ttl" && (std::string(argv[i + 1]) == "off" || std::string(argv[i + 1]) == "1")) ttl_only = argv[i + 1];
+    else if (flag == "--sf-cores" && (std::string(argv[i + 1]) == "1" || std::string(argv[i + 1]) == "2")) g_sf_cores = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
     else if (flag == "--sf-place" && (std::string(argv[i + 1]) == "alternate" || std::string(argv[i + 1]) == "by_key")) g_sf_place = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
-                   "[--keys K] [--ttl off|1] [--sf-place alternate|by_key]\n");
+                   "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]\n");
       return 2;
     }
   }
