@@ -33,39 +33,65 @@ shared_pool& shared() {
   return *pool;
 }
 
-// Moves up to `n` blocks from the back of `from` to the shared pool (freeing
-// what does not fit there).
+// Keeps `block` in the shared pool, or frees it if that is full. Under s.mu.
+void keep_locked(shared_pool& s, void* block) noexcept {
+  if (s.blocks.size() < shared_most) {
+    try {
+      s.blocks.push_back(block);
+      return;
+    } catch (...) {  // no memory for the pool's own list: free the block instead
+    }
+  }
+  san::unpoison(block, block_bytes);
+  free_block(block);
+}
+
+// Moves up to `n` blocks from the back of `from` to the shared pool.
 void spill(std::vector<void*>& from, std::size_t n) noexcept {
   shared_pool& s = shared();
   std::lock_guard<std::mutex> hold(s.mu);
   for (; n > 0 && !from.empty(); --n) {
-    void* block = from.back();
+    keep_locked(s, from.back());
     from.pop_back();
-    if (s.blocks.size() < shared_most) {
-      try {
-        s.blocks.push_back(block);
-        continue;
-      } catch (...) {  // no memory for the pool's own list: free the block instead
-      }
-    }
-    san::unpoison(block, block_bytes);
-    free_block(block);
   }
 }
+
+// Set when this thread's cache is destroyed (its thread is ending): a record
+// freed after that (by a thread-local or static destructor that ran later)
+// goes straight to the shared pool. Constant-initialized, so never destroyed.
+constinit thread_local bool cache_gone = false;
 
 struct local_cache {
   std::vector<void*> blocks;
   local_cache() { blocks.reserve(local_most); }
   local_cache(const local_cache&) = delete;
   local_cache& operator=(const local_cache&) = delete;
-  ~local_cache() { spill(blocks, blocks.size()); }
+  ~local_cache() {
+    spill(blocks, blocks.size());
+    cache_gone = true;
+  }
 };
 
 thread_local local_cache cache;
 
+void* take_shared() {
+  shared_pool& s = shared();
+  std::lock_guard<std::mutex> hold(s.mu);
+  if (s.blocks.empty()) return nullptr;
+  void* block = s.blocks.back();
+  s.blocks.pop_back();
+  return block;
+}
+
 }  // namespace
 
 void* take() {
+  if (cache_gone) {
+    void* block = take_shared();
+    if (block == nullptr) return ::operator new(block_bytes, std::align_val_t(block_align));
+    san::unpoison(block, block_bytes);
+    return block;
+  }
   std::vector<void*>& mine = cache.blocks;
   if (mine.empty()) {
     shared_pool& s = shared();
@@ -84,13 +110,19 @@ void* take() {
 
 void give(void* block) noexcept {
   san::poison(block, block_bytes);  // a use after free of a pooled record is reported
+  if (cache_gone) {
+    shared_pool& s = shared();
+    std::lock_guard<std::mutex> hold(s.mu);
+    keep_locked(s, block);
+    return;
+  }
   std::vector<void*>& mine = cache.blocks;
   if (mine.size() == local_most) spill(mine, batch);
   mine.push_back(block);  // below capacity now: no allocation
 }
 
 void trim(std::size_t keep) noexcept {
-  spill(cache.blocks, cache.blocks.size());
+  if (!cache_gone) spill(cache.blocks, cache.blocks.size());
   shared_pool& s = shared();
   std::lock_guard<std::mutex> hold(s.mu);
   while (s.blocks.size() > keep) {
@@ -104,7 +136,7 @@ void trim(std::size_t keep) noexcept {
 std::size_t pooled() noexcept {
   shared_pool& s = shared();
   std::lock_guard<std::mutex> hold(s.mu);
-  return s.blocks.size() + cache.blocks.size();
+  return s.blocks.size() + (cache_gone ? 0 : cache.blocks.size());
 }
 
 }  // namespace lockstep::threads::detail::record_pool

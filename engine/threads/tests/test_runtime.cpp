@@ -501,3 +501,30 @@ BOOST_AUTO_TEST_CASE(a_teardown_of_thousands_of_parked_fibers_cancels_each_and_e
   BOOST_TEST(children_ran.load() == 0);
   BOOST_TEST(dtors.load() == 2 * parents, "each parent's guard and each child's captures, once");
 }
+
+namespace {
+// Gives its block back from its destructor. Made before a thread first uses
+// the record pool, it is destroyed after that thread's cache of the pool.
+struct late_giver {
+  void* block = nullptr;
+  ~late_giver() {
+    if (block != nullptr) lockstep::threads::detail::record_pool::give(block);
+  }
+};
+thread_local late_giver late;
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_record_freed_after_its_threads_cache_is_gone_goes_to_the_shared_pool) {
+  namespace pool = lockstep::threads::detail::record_pool;
+  pool::trim(0);
+  std::thread t([] {
+    late.block = nullptr;  // constructs `late` before the pool's cache below
+    void* block = pool::take();
+    late.block = block;
+  });
+  t.join();
+  // The block was given after the thread's cache was destroyed (ASan checks
+  // that no destroyed cache was touched) and is kept in the shared pool.
+  BOOST_TEST(pool::pooled() == 1U);
+  pool::trim(0);
+}
