@@ -91,9 +91,8 @@ struct fiber : std::enable_shared_from_this<fiber> {
   fiber(runtime& r, scheduler& h, std::string n, unique_function b)
       : rt(r), name(std::move(n)), body(std::move(b)), home(h) {}
 
-  // Records of fibers spawned one after another lie side by side, often with
-  // different homes, so the record is laid out by who writes what: read-mostly
-  // fields at both ends, which share cache lines with the records around it.
+  // Grouped by who writes them: set at the spawn, a waker's, the home
+  // thread's, the live list's, set once.
   runtime& rt;
   std::string name;
   unique_function body;  // moved onto the fiber's own stack when it starts

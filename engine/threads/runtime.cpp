@@ -17,6 +17,9 @@ namespace lockstep::threads {
 namespace {
 
 constexpr std::size_t records_kept_after_a_runtime = 1024;
+// A record and its reference counts must fit a pooled block, or every spawn
+// silently falls back to malloc (record_pool::allocator).
+static_assert(sizeof(detail::fiber) + 64 <= detail::record_pool::block_bytes);
 
 // xoshiro256** seeded through splitmix64: fast, and good enough for jitter
 // and random starts; one per thread, so no sharing.
