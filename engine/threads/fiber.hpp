@@ -115,7 +115,8 @@ struct fiber : std::enable_shared_from_this<fiber> {
   bool started = false;
   bool done = false;       // its entry returned (or is returning)
   bool unwinding = false;  // fiber_cancelled was thrown: never throw it twice
-  std::uint64_t wait_gen = 0;  // bumps on every wait, so a stale timer is ignored
+  std::size_t timer_slot = no_timer;  // its place in its home's timer_heap, while a timed wait is pending
+  static constexpr std::size_t no_timer = ~std::size_t{0};
   boost::context::fiber cont;    // resumes the fiber (held while it is suspended)
   boost::context::fiber caller;  // resumes the scheduler (held while it runs)
   // The C++ ABI keeps the caught-exception stack and uncaught count per

@@ -201,7 +201,7 @@ void scheduler::thread_main(std::optional<int> pin_to) {
   eh_ = abi::__cxa_get_globals();
   loop();
   // Timers of fibers long finished may remain; they own only references.
-  while (!timers_.empty()) timers_.pop();
+  timers_.clear();
   tls_scheduler = nullptr;
 }
 
@@ -248,7 +248,7 @@ void scheduler::idle() {
   // sleep that short may overshoot by that much) is waited out awake; the
   // loop fires it when due. Lanes with an idle ttl keep thousands of such
   // timers, each a few us apart.
-  if (!timers_.empty() && timers_.top().deadline - steady_now() < near_timer_ns) return;
+  if (!timers_.empty() && timers_.next_deadline() - steady_now() < near_timer_ns) return;
   std::unique_lock<std::mutex> lock(sleep_mu_);
   // seq_cst, as the pusher's push and its load of sleeping_: either it sees
   // this store (and notifies, under sleep_mu_, once this wait holds it no
@@ -258,7 +258,7 @@ void scheduler::idle() {
     if (timers_.empty()) {
       wakeup_.wait(lock);
     } else {
-      const std::chrono::steady_clock::time_point due{std::chrono::nanoseconds(timers_.top().deadline)};
+      const std::chrono::steady_clock::time_point due{std::chrono::nanoseconds(timers_.next_deadline())};
       wakeup_.wait_until(lock, due);
     }
   }
@@ -340,18 +340,13 @@ void scheduler::drain_inbox() {
 
 void scheduler::fire_timers() {
   const std::int64_t now = steady_now();
-  while (!timers_.empty() && timers_.top().deadline <= now) {
-    // Moved out, not copied (two reference-count updates fewer per timer):
-    // the heap orders by deadline and seq only, which stay in place for pop().
-    std::shared_ptr<fiber> f = std::move(const_cast<timer&>(timers_.top()).f);
-    const std::uint64_t gen = timers_.top().gen;
-    timers_.pop();
-    // A timer of an earlier wait (the fiber was woken another way and waits
-    // again, or is gone) must not end the current one.
-    if (f->wait_gen != gen || f->finished.load()) continue;
-    if (f->waiting.exchange(not_waiting) != not_waiting) {
-      f->reason = wake_reason::timed_out;
-      run_.push_back(f.get());
+  while (!timers_.empty() && timers_.next_deadline() <= now) {
+    // Its wait is still pending (an entry leaves the heap when its wait
+    // ends), unless a waker on another thread claimed it a moment ago.
+    fiber& f = timers_.pop();
+    if (f.waiting.exchange(not_waiting) != not_waiting) {
+      f.reason = wake_reason::timed_out;
+      run_.push_back(&f);
     }
   }
 }
@@ -508,7 +503,6 @@ void scheduler::switch_to_scheduler(fiber& f) {
 wake_reason scheduler::suspend(std::unique_lock<lock_t>* lock, std::optional<std::int64_t> deadline,
                                wait_mode mode) {
   fiber& f = *current_;
-  ++f.wait_gen;
   f.reason = wake_reason::none;
   f.waiting.store(mode);
   // Pairs with cancel(): it sets the flag, then tries to claim a cancellable
@@ -518,9 +512,10 @@ wake_reason scheduler::suspend(std::unique_lock<lock_t>* lock, std::optional<std
     // Someone claimed the wait first and has enqueued us: park to take that
     // resume, or it would come at a later, wrong moment.
   }
-  if (deadline) timers_.push(timer{*deadline, ++timer_seq_, f.shared_from_this(), f.wait_gen});
+  if (deadline) timers_.push(f, *deadline);
   if (lock != nullptr) lock->unlock();
   switch_to_scheduler(f);
+  timers_.remove(f);  // woken before its deadline: the entry goes now
   if (lock != nullptr) lock->lock();
   return f.reason;
 }

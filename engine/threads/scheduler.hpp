@@ -23,13 +23,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <queue>
 #include <thread>
 #include <vector>
 
 #include "fiber.hpp"
 #include "lock.hpp"
 #include "stack_pool.hpp"
+#include "timer_heap.hpp"
 
 namespace lockstep::threads::detail {
 
@@ -66,13 +66,6 @@ class scheduler {
   [[nodiscard]] fiber* current() const { return current_; }
 
  private:
-  struct timer {
-    std::int64_t deadline;
-    std::uint64_t seq;
-    std::shared_ptr<fiber> f;
-    std::uint64_t gen;
-    bool operator>(const timer& o) const { return deadline != o.deadline ? deadline > o.deadline : seq > o.seq; }
-  };
 
   void thread_main(std::optional<int> pin_to);
   void loop();
@@ -94,8 +87,7 @@ class scheduler {
   stack_pool stacks_;
   std::thread thread_;
   std::deque<fiber*> run_;
-  std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
-  std::uint64_t timer_seq_ = 0;
+  timer_heap timers_;
   fiber* current_ = nullptr;
   std::size_t touched_ = 0;  // run_[0, touched_) had their stack pages read (warm_ahead)
   fiber* live_head_ = nullptr;  // this core's live fibers, from their first resume to their end

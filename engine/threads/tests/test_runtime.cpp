@@ -1,7 +1,8 @@
 // Goal: the threads runtime's own operations — run, spawn placement, join,
 // yield, sleep, cancellation of a sleeper and of an unstarted fiber, the
 // teardown of fibers left when main returns, and escaped exceptions; fiber
-// bodies, the pool of fiber records, and one fiber's wait record reused.
+// bodies, the pool of fiber records, and one fiber's wait record reused;
+// the timer heap, and a timed wait ended early.
 #define BOOST_TEST_MODULE threads_runtime
 #include <boost/test/unit_test.hpp>
 
@@ -19,6 +20,7 @@
 
 #include "engine/threads/record_pool.hpp"
 #include "engine/threads/runtime.hpp"
+#include "engine/threads/timer_heap.hpp"
 #include "engine/threads/tests/util.hpp"
 
 using lockstep::threads::runtime;
@@ -527,4 +529,71 @@ BOOST_AUTO_TEST_CASE(a_record_freed_after_its_threads_cache_is_gone_goes_to_the_
   // that no destroyed cache was touched) and is kept in the shared pool.
   BOOST_TEST(pool::pooled() == 1U);
   pool::trim(0);
+}
+
+// --- timers ---------------------------------------------------------------------
+
+namespace {
+struct timed_item {
+  static constexpr std::size_t no_timer = ~std::size_t{0};
+  std::size_t timer_slot = no_timer;
+  int id = 0;
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_timer_heap_pops_by_deadline_then_age_and_removes_from_anywhere) {
+  using heap_t = lockstep::threads::detail::basic_timer_heap<timed_item>;
+  constexpr int n = 500;
+  std::vector<timed_item> items(n);
+  std::vector<std::int64_t> deadline(n);
+  heap_t heap;
+  std::uint64_t x = 88172645463325252ULL;  // xorshift: varied deadlines, many equal
+  for (int i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    items[i].id = i;
+    deadline[i] = static_cast<std::int64_t>(x % 64);
+    heap.push(items[i], deadline[i]);
+  }
+  // Every third item leaves early, from wherever it sits.
+  for (int i = 0; i < n; i += 3) heap.remove(items[i]);
+  heap.remove(items[0]);  // a second remove is nothing
+  BOOST_TEST(heap.size() == static_cast<std::size_t>(n - (n + 2) / 3));
+  std::vector<int> order;
+  while (!heap.empty()) {
+    const std::int64_t due = heap.next_deadline();
+    timed_item& it = heap.pop();
+    BOOST_TEST(deadline[it.id] == due);
+    BOOST_TEST(it.timer_slot == timed_item::no_timer);
+    order.push_back(it.id);
+  }
+  std::vector<int> expected;
+  for (int i = 0; i < n; ++i) {
+    if (i % 3 != 0) expected.push_back(i);
+  }
+  // By deadline; equal deadlines in push order (ids were pushed in order).
+  std::stable_sort(expected.begin(), expected.end(), [&](int a, int b) { return deadline[a] < deadline[b]; });
+  BOOST_TEST(order == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_timed_wait_that_ends_early_gives_up_its_timer_and_its_fiber_record_at_once) {
+  // Its timer entry used to stay until the deadline (an hour here), holding
+  // the fiber's record; now the record is back in the pool when the fiber
+  // and its handle are gone.
+  namespace pool = lockstep::threads::detail::record_pool;
+  runtime rt(1);
+  std::size_t before = 0, after = 0;
+  rt.run([&] {
+    before = pool::pooled();  // core 0's cache: the thread running main and the receiver
+    {
+      auto [tx, rx] = runtime::channel<int>::unbounded(rt);
+      auto r = rt.spawn("receiver", [&, rx = std::move(rx)]() mutable { (void)rx.recv_until(rt.now() + 3600'000 * ms); });
+      until_parked(rt, r);
+      BOOST_TEST(tx.send(1).ok());
+      r.join();
+    }  // the handle goes: the runtime's and the timer's references were gone already
+    after = pool::pooled();
+  });
+  BOOST_TEST(after == before + 1);
 }
