@@ -1,7 +1,8 @@
 // One core's fiber scheduler: an OS thread (pinned when the kernel allows)
 // running its fibers on Boost.Context, with
 //   * a run queue (FIFO, home thread only),
-//   * a timer heap on steady_clock ordered by (deadline, sequence),
+//   * a timer heap on steady_clock ordered by (deadline, sequence), from
+//     which a wait's entry leaves when the wait ends (timer_heap.hpp),
 //   * an inbox for wakes and spawns from other threads: a lock-free stack
 //     of fibers (one compare-exchange a push, a batch one compare-exchange
 //     too) that the home thread takes whole with one exchange and reverses,
