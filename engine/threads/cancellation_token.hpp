@@ -55,7 +55,7 @@ class cancellation_token {
     state& s = *shared();
     std::unique_lock<detail::lock_t> hold(s.mu);
     while (!s.cancelled.load()) {
-      detail::waiter& w = detail::fresh_waiter();
+      detail::waiter& w = detail::fresh_waiter("cancellation_token::cancelled");
       detail::wait_on(hold, s.waiters, w, std::nullopt, detail::cancellable);
       if (detail::should_unwind()) detail::unwind();
     }

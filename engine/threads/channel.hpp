@@ -76,8 +76,7 @@ class channel {
       while (true) {
         if (s.refuses()) return {send_status::closed, std::move(v)};
         if (s.items.size() < s.capacity) return push(s, std::move(v));
-        detail::require_fiber("channel::sender::send");
-        detail::waiter& w = detail::fresh_waiter();
+        detail::waiter& w = detail::fresh_waiter("channel::sender::send");
         detail::wait_on(hold, s.send_waiters, w, std::nullopt, detail::cancellable);
         if (detail::should_unwind()) {
           if (w.signal == detail::waiter::one && s.items.size() < s.capacity) detail::wake_one(s.send_waiters);
@@ -139,8 +138,7 @@ class channel {
       while (true) {
         if (!s.items.empty()) return pop(s);
         if (s.ended()) return std::nullopt;
-        detail::require_fiber("channel::receiver::recv");
-        detail::waiter& w = detail::fresh_waiter();
+        detail::waiter& w = detail::fresh_waiter("channel::receiver::recv");
         detail::wait_on(hold, s.recv_waiters, w, std::nullopt, detail::cancellable);
         if (detail::should_unwind()) detail::unwind();
       }
@@ -161,8 +159,7 @@ class channel {
         if (!s.items.empty()) return {recv_status::item, pop(s)};
         if (s.ended()) return {recv_status::closed, std::nullopt};
         if (detail::steady_now() >= deadline_ns) return {recv_status::timed_out, std::nullopt};
-        detail::require_fiber("channel::receiver::recv_until");
-        detail::waiter& w = detail::fresh_waiter();
+        detail::waiter& w = detail::fresh_waiter("channel::receiver::recv_until");
         detail::wait_on(hold, s.recv_waiters, w, deadline_ns, detail::cancellable);
         if (detail::should_unwind()) detail::unwind();
       }

@@ -65,7 +65,7 @@ class mutex {
     std::unique_lock<detail::lock_t> hold(mu_);
     // Taken with 2, not 1: another fiber may still be parked behind us.
     while (state_.exchange(contended, std::memory_order_acquire) != free_) {
-      detail::waiter& w = detail::fresh_waiter();
+      detail::waiter& w = detail::fresh_waiter("mutex::lock");
       // Woken by an unlock: look again (someone may have taken it meanwhile).
       detail::wait_on(hold, waiters_, w, std::nullopt, detail::uncancellable);
     }

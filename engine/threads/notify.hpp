@@ -52,7 +52,7 @@ class notify {
       permit_ = false;
       return true;
     }
-    detail::waiter& w = detail::fresh_waiter();
+    detail::waiter& w = detail::fresh_waiter("notify::notified");
     while (w.signal == 0) {
       if (deadline && detail::steady_now() >= *deadline) return false;
       detail::wait_on(hold, waiters_, w, deadline, detail::cancellable);

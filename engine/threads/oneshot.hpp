@@ -85,7 +85,7 @@ class oneshot {
           return v;
         }
         if (!s.sender_alive) return std::nullopt;
-        detail::waiter& w = detail::fresh_waiter();
+        detail::waiter& w = detail::fresh_waiter("oneshot::receiver::recv");
         detail::wait_on(hold, s.waiters, w, std::nullopt, detail::cancellable);
         if (detail::should_unwind()) detail::unwind();
       }

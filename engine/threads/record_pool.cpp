@@ -83,15 +83,10 @@ void* take_shared() {
   return block;
 }
 
-}  // namespace
-
-void* take() {
-  if (cache_gone) {
-    void* block = take_shared();
-    if (block == nullptr) return ::operator new(block_bytes, std::align_val_t(block_align));
-    san::unpoison(block, block_bytes);
-    return block;
-  }
+// A pooled block, or null when the pool has none: from this thread's cache,
+// refilled from the shared pool `batch` at a time.
+void* take_pooled() {
+  if (cache_gone) return take_shared();
   std::vector<void*>& mine = cache.blocks;
   if (mine.empty()) {
     shared_pool& s = shared();
@@ -101,9 +96,17 @@ void* take() {
       s.blocks.pop_back();
     }
   }
-  if (mine.empty()) return ::operator new(block_bytes, std::align_val_t(block_align));
+  if (mine.empty()) return nullptr;
   void* block = mine.back();
   mine.pop_back();
+  return block;
+}
+
+}  // namespace
+
+void* take() {
+  void* block = take_pooled();
+  if (block == nullptr) return ::operator new(block_bytes, std::align_val_t(block_align));
   san::unpoison(block, block_bytes);
   return block;
 }

@@ -99,9 +99,8 @@ std::shared_ptr<detail::fiber> runtime::start(std::uint32_t core, std::string na
                                                *schedulers_[core], std::move(name), std::move(body));
   f->id = last_fiber_id_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!running_.load()) throw std::logic_error("lockstep::threads: spawn outside runtime::run");
-  // Born cancelled during the teardown: see runtime.hpp. A spawn that misses
-  // this flag is cancelled by its home when it adopts it (scheduler::adopt).
-  if (tearing_down_.load()) f->cancel_requested.store(true);
+  // One spawned during the teardown is born cancelled (runtime.hpp): its home
+  // cancels it when it adopts it, before it runs (scheduler::adopt).
   f->live_self = f;
   live_count_.fetch_add(1);
   if (is_main) main_.store(f.get());  // before it can run, so its end is never missed

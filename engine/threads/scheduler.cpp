@@ -309,9 +309,9 @@ void scheduler::sweep() {
 }
 
 // A fiber joins its home's list at its first resume, on its home's thread.
-// One spawned as the teardown began may have missed tearing_down_ in
-// runtime::start and arrive after this core's sweep: it is cancelled here,
-// before it runs, so it is dropped unrun as if born cancelled.
+// One spawned after the teardown began (it may arrive after this core's
+// sweep) is cancelled here, before it runs: it is dropped unrun, born
+// cancelled.
 void scheduler::adopt(fiber& f) {
   f.live_prev = nullptr;
   f.live_next = live_head_;
@@ -462,10 +462,10 @@ __attribute__((no_sanitize("address"))) void scheduler::warm_ahead(bool after_a_
   // page read first, ~510), so the pages are read first, 16 at once so their
   // walks overlap.
   constexpr std::size_t batch = 16;
-  std::size_t new_ones = after_a_new_one ? 1 : 0;
+  const std::size_t new_before_next = after_a_new_one ? 1 : 0;
   if (touched_ < 2) {
     const std::size_t end = std::min(run_.size(), touched_ + batch);
-    for (std::size_t i = 0; i < end; ++i) {
+    for (std::size_t i = 0, new_ones = new_before_next; i < end; ++i) {
       const fiber& g = *run_[i];
       if (i >= touched_) {
         if (const char* top = stack_top_of(g, new_ones)) (void)*reinterpret_cast<const volatile char*>(top - 64);
@@ -473,12 +473,11 @@ __attribute__((no_sanitize("address"))) void scheduler::warm_ahead(bool after_a_
       if (!g.started) ++new_ones;
     }
     touched_ = end;
-    new_ones = after_a_new_one ? 1 : 0;
   }
   const fiber& next = *run_.front();
   const char* record = reinterpret_cast<const char*>(&next);
   for (std::size_t at = 0; at < sizeof(fiber); at += 64) __builtin_prefetch(record + at, 1);
-  const char* top = stack_top_of(next, new_ones);
+  const char* top = stack_top_of(next, new_before_next);
   if (top == nullptr) return;
   // A started fiber's frames lie between where it parked and the top (its
   // saved registers a little below); a new one's first frames at the top.

@@ -153,11 +153,11 @@ inline void check_cancel() {
 /// The current fiber, or std::logic_error naming `what` (a wait off a fiber).
 fiber& require_fiber(const char* what);
 
-/// The calling fiber's wait record, cleared for a new wait; std::logic_error
-/// off a fiber.
-inline waiter& fresh_waiter() {
+/// The calling fiber's wait record, cleared for a new wait; off a fiber,
+/// std::logic_error naming `what` (so a wait needs no require_fiber of its own).
+inline waiter& fresh_waiter(const char* what) {
   fiber* f = this_fiber();
-  if (f == nullptr) [[unlikely]] f = &require_fiber("a wait");
+  if (f == nullptr) [[unlikely]] f = &require_fiber(what);
   f->wait_node = waiter{};
   return f->wait_node;
 }

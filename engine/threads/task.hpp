@@ -22,7 +22,7 @@ class task {
     detail::require_fiber("task::join");
     std::unique_lock<detail::lock_t> lock(f_->mu);
     while (!f_->finished.load()) {
-      detail::waiter& w = detail::fresh_waiter();
+      detail::waiter& w = detail::fresh_waiter("task::join");
       detail::wait_on(lock, f_->joiners, w, std::nullopt, detail::cancellable);
       if (detail::should_unwind()) detail::unwind();
     }

@@ -174,7 +174,7 @@ class watch {
           return true;
         }
         if (!s.sender_alive) return false;
-        detail::waiter& w = detail::fresh_waiter();
+        detail::waiter& w = detail::fresh_waiter("watch::receiver::changed");
         detail::wait_on(hold, s.waiters, w, std::nullopt, detail::cancellable);
         if (detail::should_unwind()) detail::unwind();
       }

@@ -351,6 +351,11 @@ BOOST_AUTO_TEST_CASE(waiting_off_a_fiber_is_refused) {
   runtime::notify n(rt);
   BOOST_CHECK_THROW(n.notified(), std::logic_error);
   BOOST_CHECK_THROW(rt.yield_now(), std::logic_error);
+  // A wait that checks only as it parks names itself too.
+  auto [tx, rx] = runtime::channel<int>::unbounded(rt);
+  BOOST_CHECK_EXCEPTION(rx.recv(), std::logic_error, [](const std::logic_error& e) {
+    return std::string(e.what()).find("channel::receiver::recv") != std::string::npos;
+  });
 }
 
 // --- fiber bodies and records ---------------------------------------------------
