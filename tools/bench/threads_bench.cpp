@@ -213,8 +213,16 @@ struct lane_sample {
 };
 
 lane_sample lane_run(runtime& rt, std::uint64_t keys, std::uint64_t items, std::optional<std::int64_t> ttl_ns) {
-  std::atomic<std::uint64_t> handled{0};
-  std::atomic<bool> done{false};
+  // On a cache line of its own, as the peer's (a separate heap block): both
+  // consumers write `handled`, and a neighbour the producer reads on every
+  // route (the router sits in this frame) would bounce with it.
+  struct alignas(64) sink_t {
+    std::atomic<std::uint64_t> handled{0};
+    std::atomic<bool> done{false};
+  };
+  sink_t sink;
+  auto& handled = sink.handled;
+  auto& done = sink.done;
   auto observer = std::make_shared<counting_observer>();
   lane_router_config<std::uint64_t> cfg;
   cfg.idle_ttl_ns = ttl_ns;
@@ -317,8 +325,16 @@ contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per
   rt.run([&] {
     flight_table flight(rt);
     const std::uint64_t total = keys * per_key;
-    runtime::atomic<std::uint64_t> joined(rt, 0), answered(rt, 0), wrong(rt, 0);
-    runtime::notify all_joined(rt), all_answered(rt);
+    // The waiters' counters on lines of their own, as the peer's (one heap
+    // block): every waiter on both cores writes them, and the table sits in
+    // this frame beside them.
+    struct alignas(64) tally_t {
+      explicit tally_t(runtime& r) : joined(r, 0), answered(r, 0), wrong(r, 0), all_joined(r), all_answered(r) {}
+      runtime::atomic<std::uint64_t> joined, answered, wrong;
+      runtime::notify all_joined, all_answered;
+    };  // alignas rounds its size up to whole lines, so no neighbour shares the last one
+    tally_t tally(rt);
+    auto& [joined, answered, wrong, all_joined, all_answered] = tally;
     std::vector<flight_table::joined> leads;
     std::vector<flight_table::resolution> resolutions;
     leads.reserve(keys);
@@ -329,9 +345,10 @@ contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per
       resolutions.emplace_back(flight, key, leads.back().work, abandoned, std::string());
     }
     std::uint32_t core = 0;
+    const bool by_key = g_sf_place == "by_key";
     for (std::uint64_t key = 0; key < keys; ++key) {
       for (std::uint64_t i = 0; i < per_key; ++i) {
-        const std::uint32_t on = g_sf_place == "by_key" ? static_cast<std::uint32_t>(key % g_sf_cores) : core;
+        const std::uint32_t on = by_key ? static_cast<std::uint32_t>(key % g_sf_cores) : core;
         (void)rt.spawn_on(on, "waiter", [&, key] {
           flight_table::joined j = flight.join(key);
           if (joined.fetch_add(1) + 1 == total) all_joined.notify_one();
