@@ -78,6 +78,12 @@ runtime::~runtime() {
   detail::record_pool::trim(records_kept_after_a_runtime);
 }
 
+std::uint64_t runtime::idle_yields() const {
+  std::uint64_t n = 0;
+  for (const auto& s : schedulers_) n += s->idle_yields();
+  return n;
+}
+
 std::uint32_t runtime::current_core() const {
   const detail::scheduler* s = detail::this_scheduler();
   return s != nullptr && &s->owner() == this ? s->core() : 0;

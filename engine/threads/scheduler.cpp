@@ -37,21 +37,28 @@ void cpu_relax() {
 }
 
 // About as long as a futex wake round trip (~10 us here): long enough to
-// catch a hand-off from a busy peer, too short to matter when idle. Every
-// fourth round yields the CPU instead of pausing: with a producer thread
-// outside the runtime there are more runnable threads than CPUs, and a
+// catch a hand-off from a busy peer, too short to matter when idle.
+//
+// Every fourth round yields the CPU instead of pausing, but only when the
+// work waited for may come from a thread that shares this CPU: a thread
+// outside the runtime that pushed since the last idle spell (the lane
+// router's producer), or a sibling scheduler when the threads are not pinned.
+// With such a thread there are more runnable threads than CPUs, and a
 // spinning scheduler otherwise takes half of its CPU from the very thread
 // whose wake it waits for (yielding took the lane router at 64 keys from
-// ~4.3 to ~8 M items/s, results/threads.md).
+// ~4.3 to ~8 M items/s, results/threads.md). When the work comes only from
+// pinned siblings, a yield cannot help them (they have CPUs of their own)
+// and on a loaded machine it hands this CPU to some other process for the
+// rest of that process's time slice (milliseconds): a bounded channel passing
+// items between the two cores lost a slice at almost every hand-off, and
+// 160,000 items through four slots took over a minute beside two busy loops
+// (0.7 s on a quiet machine). So then it only pauses, and sleeps.
 //
-// The spin also ends once it has lasted spin_budget_ns. On a loaded machine
-// a sched_yield hands the CPU to a competing process for the rest of that
-// process's time slice (milliseconds under CFS), and 64 yields in a row then
-// held an idle scheduler off its CPU for a good part of a second: a composed
-// scenario on threads failed its 200 ms liveness budget in 11 runs of 15
-// beside one busy loop. Now the first yield that loses the CPU for longer
-// ends the spin, and the thread sleeps, from which a wake takes it back
-// promptly (a woken sleeper preempts a CPU hog).
+// The spin also ends once it has lasted spin_budget_ns: the first yield that
+// loses the CPU for longer ends it (a composed scenario on threads failed its
+// 200 ms liveness budget in 11 runs of 15 beside one busy loop while 64
+// yields in a row were allowed), and the thread sleeps, from which a wake
+// takes it back promptly (a woken sleeper preempts a CPU hog).
 constexpr int spin_rounds = 256;
 constexpr int yield_every = 4;
 constexpr std::int64_t spin_budget_ns = 50'000;
@@ -189,6 +196,7 @@ void scheduler::thread_main(std::optional<int> pin_to) {
       err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
     }
     if (err != 0) rt_.pinning_refused(core_, *pin_to, err);
+    pinned_ = err == 0;
   }
   tls_scheduler = this;
   // Ask ASan for this thread's stack bounds, then restore them.
@@ -232,13 +240,21 @@ void scheduler::loop() {
 
 void scheduler::idle() {
   const std::int64_t spin_until = steady_now() + spin_budget_ns;
-  for (int i = 0; i < spin_rounds; ++i) {
+  const bool may_yield = foreign_push_.exchange(false, std::memory_order_relaxed) || !pinned_;
+  // Pausing only, the spin lasts its whole time budget; with yields, which
+  // take a system call each, at most spin_rounds rounds.
+  for (int i = 0; !may_yield || i < spin_rounds; ++i) {
     if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed) ||
         sweep_.load(std::memory_order_relaxed)) {
       return;
     }
     if (i % yield_every == yield_every - 1) {
-      sched_yield();
+      if (may_yield) {
+        sched_yield();
+        idle_yields_.store(idle_yields_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      } else {
+        cpu_relax();
+      }
       if (steady_now() > spin_until) break;
     } else {
       cpu_relax();
@@ -286,6 +302,9 @@ void scheduler::push_inbox(fiber* first, fiber* last) {
   do {
     last->inbox_next = head;
   } while (!inbox_.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
+  if (tls_scheduler == nullptr && !foreign_push_.load(std::memory_order_relaxed)) {
+    foreign_push_.store(true, std::memory_order_relaxed);
+  }
   if (sleeping_.load()) {
     std::lock_guard<std::mutex> hold(sleep_mu_);
     wakeup_.notify_one();

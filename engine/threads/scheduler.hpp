@@ -65,6 +65,8 @@ class scheduler {
   [[nodiscard]] std::uint32_t core() const { return core_; }
   [[nodiscard]] runtime& owner() const { return rt_; }
   [[nodiscard]] fiber* current() const { return current_; }
+  /// How often an idle spin of this thread has yielded its CPU (see idle()).
+  [[nodiscard]] std::uint64_t idle_yields() const { return idle_yields_.load(std::memory_order_relaxed); }
 
  private:
 
@@ -92,10 +94,15 @@ class scheduler {
   fiber* current_ = nullptr;
   std::size_t touched_ = 0;  // run_[0, touched_) had their stack pages read (warm_ahead)
   fiber* live_head_ = nullptr;  // this core's live fibers, from their first resume to their end
+  bool pinned_ = false;  // this thread is pinned to a CPU (set as it starts)
+  std::atomic<std::uint64_t> idle_yields_{0};  // written by this thread only; read by tests
 
   void push_inbox(fiber* first, fiber* last);
   // The inbox: pushed by any thread, taken by the home thread. Newest first.
   alignas(64) std::atomic<fiber*> inbox_{nullptr};
+  // Set by a push from a thread outside the runtime (on the inbox's line, which
+  // the push writes anyway), taken by idle(): see there.
+  std::atomic<bool> foreign_push_{false};
   // Sleeping: a pusher that sees sleeping_ takes sleep_mu_ to notify, and the
   // sleeper holds sleep_mu_ from before it sets sleeping_ (and looks at the
   // inbox a last time) until the wait releases it, so no wake is lost.
