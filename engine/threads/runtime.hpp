@@ -167,14 +167,17 @@ class runtime {
   // share no lock: one list here, under mu_, had the two cores queue on that
   // lock (a futex sleep and wake) with 64,000 single-flight waiters spawned
   // from one core and ending on both.
-  std::atomic<std::size_t> live_count_{0};
-  std::atomic<bool> running_{false};
+  // On a line of its own: both cores write it at every spawn and end, and
+  // the flags below, read as often, would otherwise miss with it.
+  alignas(64) std::atomic<std::size_t> live_count_{0};
+  alignas(64) std::atomic<bool> running_{false};
   std::atomic<bool> tearing_down_{false};
   // Main's record: set before main is enqueued; atomic, as a thread outside
   // the runtime may spawn a fiber that ends before main is set.
   std::atomic<detail::fiber*> main_{nullptr};
 
-  std::mutex mu_;  // guards what is below; run() waits on changed_ for main's end and the last fiber's
+  // Off the flags' line (they are read at every spawn, start and end).
+  alignas(64) std::mutex mu_;  // guards what is below; run() waits on changed_ for main's end and the last fiber's
   std::condition_variable changed_;
   bool main_done_ = false;
   std::exception_ptr escaped_;
