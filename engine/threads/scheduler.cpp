@@ -51,8 +51,9 @@ void cpu_relax() {
 // and on a loaded machine it hands this CPU to some other process for the
 // rest of that process's time slice (milliseconds): a bounded channel passing
 // items between the two cores lost a slice at almost every hand-off, and
-// 160,000 items through four slots took over a minute beside two busy loops
-// (0.7 s on a quiet machine). So then it only pauses, and sleeps.
+// 160,000 items through four slots did not finish while two busy loops ran
+// (a minute; 0.7 s on a quiet machine, 2 s beside them now). So then it only
+// pauses, and sleeps.
 //
 // The spin also ends once it has lasted spin_budget_ns: the first yield that
 // loses the CPU for longer ends it (a composed scenario on threads failed its

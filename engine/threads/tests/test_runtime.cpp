@@ -631,7 +631,7 @@ std::uint64_t idle_yields_of_a_ping_pong(runtime& rt, std::uint64_t items) {
 BOOST_AUTO_TEST_CASE(an_idle_core_yields_its_cpu_only_when_its_work_may_come_from_a_thread_sharing_it) {
   // Work from pinned siblings: a yield cannot help them, and on a loaded
   // machine it lost this CPU for a time slice at almost every hand-off (160,000
-  // items through a bounded channel took over a minute beside two busy loops).
+  // items through a bounded channel did not finish in the minute two busy loops ran).
   // The previous build yielded in every idle spin here.
   {
     runtime rt(2);
