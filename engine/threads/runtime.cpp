@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
 #include <thread>
 
 namespace lockstep::threads {
@@ -122,10 +123,14 @@ void runtime::run_main(detail::unique_function main) {
     main_done_ = false;
     escaped_ = nullptr;
   }
+  // Cores beyond the CPUs wrap around, and a configured list may name a CPU twice.
+  std::set<int> distinct;
+  for (std::uint32_t i = 0; i < schedulers_.size() && !cpus_.empty(); ++i) distinct.insert(cpus_[i % cpus_.size()]);
+  const bool cpus_shared = distinct.size() < schedulers_.size();
   for (std::uint32_t i = 0; i < schedulers_.size(); ++i) {
     std::optional<int> cpu;
     if (config_.pin && !cpus_.empty()) cpu = cpus_[i % cpus_.size()];
-    schedulers_[i]->start(cpu);
+    schedulers_[i]->start(cpu, cpus_shared);
   }
   std::shared_ptr<detail::fiber> m = start(0, "main", std::move(main), true);
   {

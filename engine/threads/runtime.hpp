@@ -105,8 +105,9 @@ class runtime {
   /// True once the kernel refused to pin a thread (it then ran unpinned).
   [[nodiscard]] bool pinning_refused() const { return pin_warned_.load(); }
   /// How often the cores' idle spins have yielded their CPUs, all told. They
-  /// yield only while a thread outside the runtime, or an unpinned sibling,
-  /// may be the one that brings their work (scheduler.cpp); for tests.
+  /// yield only while a thread that may share their CPU (one outside the
+  /// runtime, or a sibling when not every core has a CPU of its own) may be
+  /// the one that brings their work (scheduler.cpp); for tests.
   [[nodiscard]] std::uint64_t idle_yields() const;
   /// The core of the calling fiber; 0 off this runtime's threads.
   [[nodiscard]] std::uint32_t current_core() const;

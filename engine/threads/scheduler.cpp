@@ -42,7 +42,8 @@ void cpu_relax() {
 // Every fourth round yields the CPU instead of pausing, but only when the
 // work waited for may come from a thread that shares this CPU: a thread
 // outside the runtime that pushed since the last idle spell (the lane
-// router's producer), or a sibling scheduler when the threads are not pinned.
+// router's producer), or a sibling scheduler when the threads are not pinned
+// or more of them than CPUs are pinned.
 // With such a thread there are more runnable threads than CPUs, and a
 // spinning scheduler otherwise takes half of its CPU from the very thread
 // whose wake it waits for (yielding took the lane router at 64 keys from
@@ -171,10 +172,10 @@ scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes)
 
 scheduler::~scheduler() { stop_and_join(); }
 
-void scheduler::start(std::optional<int> pin_to) {
+void scheduler::start(std::optional<int> pin_to, bool cpu_shared) {
   stop_.store(false);
   sweep_.store(false);
-  thread_ = std::thread([this, pin_to] { thread_main(pin_to); });
+  thread_ = std::thread([this, pin_to, cpu_shared] { thread_main(pin_to, cpu_shared); });
 }
 
 void scheduler::stop_and_join() {
@@ -187,7 +188,7 @@ void scheduler::stop_and_join() {
   thread_.join();
 }
 
-void scheduler::thread_main(std::optional<int> pin_to) {
+void scheduler::thread_main(std::optional<int> pin_to, bool cpu_shared) {
   if (pin_to) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -197,7 +198,7 @@ void scheduler::thread_main(std::optional<int> pin_to) {
       err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
     }
     if (err != 0) rt_.pinning_refused(core_, *pin_to, err);
-    pinned_ = err == 0;
+    own_cpu_ = err == 0 && !cpu_shared;
   }
   tls_scheduler = this;
   // Ask ASan for this thread's stack bounds, then restore them.
@@ -241,7 +242,7 @@ void scheduler::loop() {
 
 void scheduler::idle() {
   const std::int64_t spin_until = steady_now() + spin_budget_ns;
-  const bool may_yield = foreign_push_.exchange(false, std::memory_order_relaxed) || !pinned_;
+  const bool may_yield = foreign_push_.exchange(false, std::memory_order_relaxed) || !own_cpu_;
   // Pausing only, the spin lasts its whole time budget; with yields, which
   // take a system call each, at most spin_rounds rounds.
   for (int i = 0; !may_yield || i < spin_rounds; ++i) {

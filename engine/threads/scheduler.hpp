@@ -41,8 +41,9 @@ class scheduler {
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
 
-  /// Starts the thread; `pin_to` is the CPU to pin it to, if any.
-  void start(std::optional<int> pin_to);
+  /// Starts the thread; `pin_to` is the CPU to pin it to, if any, and
+  /// `cpu_shared` says whether a sibling is pinned to the same one.
+  void start(std::optional<int> pin_to, bool cpu_shared);
   /// Ends the loop once its queues are empty (the runtime calls this when no
   /// fiber is left anywhere) and joins the thread.
   void stop_and_join();
@@ -70,7 +71,7 @@ class scheduler {
 
  private:
 
-  void thread_main(std::optional<int> pin_to);
+  void thread_main(std::optional<int> pin_to, bool cpu_shared);
   void loop();
   void create(fiber& f);
   void resume(fiber& f);
@@ -94,7 +95,7 @@ class scheduler {
   fiber* current_ = nullptr;
   std::size_t touched_ = 0;  // run_[0, touched_) had their stack pages read (warm_ahead)
   fiber* live_head_ = nullptr;  // this core's live fibers, from their first resume to their end
-  bool pinned_ = false;  // this thread is pinned to a CPU (set as it starts)
+  bool own_cpu_ = false;  // pinned to a CPU no sibling is pinned to (set as it starts)
   std::atomic<std::uint64_t> idle_yields_{0};  // written by this thread only; read by tests
 
   void push_inbox(fiber* first, fiber* last);
