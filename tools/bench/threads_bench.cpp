@@ -36,10 +36,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -487,25 +490,64 @@ std::string read_first_line(const char* path, const char* prefix) {
 
 }  // namespace
 
+namespace {
+
+/// Ends the process, with a line on stderr, if the bench outlives `limit`: a
+/// hang in the runtime would otherwise hang threads_vs_tokio.sh with it. The
+/// figures already printed stay on stdout.
+class watchdog {
+ public:
+  explicit watchdog(std::chrono::seconds limit)
+      : thread_([this, limit] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!done_changed_.wait_for(lock, limit, [this] { return done_; })) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "threads_bench: still running after %lld s (--timeout): a hang in the runtime? giving up\n",
+                         static_cast<long long>(limit.count()));
+            std::_Exit(3);
+          }
+        }) {}
+  watchdog(const watchdog&) = delete;
+  watchdog& operator=(const watchdog&) = delete;
+  ~watchdog() {
+    {
+      std::lock_guard<std::mutex> hold(mu_);
+      done_ = true;
+    }
+    done_changed_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_changed_;
+  bool done_ = false;
+  std::thread thread_;  // last: started once the members above exist
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::string only, ttl_only;
-  std::uint64_t items = 1'000'000, keys_only = 0;
+  std::uint64_t items = 1'000'000, keys_only = 0, timeout_s = 600;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--runs") g_runs = std::max(1, std::stoi(argv[i + 1]));
     else if (flag == "--only") only = argv[i + 1];
     else if (flag == "--items") items = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
     else if (flag == "--keys") keys_only = std::stoull(argv[i + 1]);
+    else if (flag == "--timeout") timeout_s = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
     else if (flag == "--ttl" && (std::string(argv[i + 1]) == "off" || std::string(argv[i + 1]) == "1")) ttl_only = argv[i + 1];
     else if (flag == "--sf-cores" && (std::string(argv[i + 1]) == "1" || std::string(argv[i + 1]) == "2")) g_sf_cores = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
     else if (flag == "--sf-place" && (std::string(argv[i + 1]) == "alternate" || std::string(argv[i + 1]) == "by_key")) g_sf_place = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
-                   "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]\n");
+                   "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--timeout SECONDS, default 600]\n");
       return 2;
     }
   }
+  const watchdog guard{std::chrono::seconds(timeout_s)};
   const auto wall = std::chrono::steady_clock::now();
   std::printf(
       "{\"bench\":\"machine\",\"nproc\":%u,\"cpu_model\":\"%s\",\"compiler\":\"%s\",\"backend\":\"lockstep::threads\","
