@@ -167,9 +167,9 @@ class runtime {
   // (scheduler::adopt), touched by its thread only, so a spawn and an end
   // share no lock: one list here, under mu_, had the two cores queue on that
   // lock (a futex sleep and wake) with 64,000 single-flight waiters spawned
-  // from one core and ending on both.
-  // On a line of its own: both cores write it at every spawn and end, and
-  // the flags below, read as often, would otherwise miss with it.
+  // from one core and ending on both. The count has a line of its own: both
+  // cores write it at every spawn and end, and the flags below, read as
+  // often, would otherwise miss with it.
   alignas(64) std::atomic<std::size_t> live_count_{0};
   alignas(64) std::atomic<bool> running_{false};
   std::atomic<bool> tearing_down_{false};

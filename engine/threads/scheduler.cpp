@@ -304,7 +304,8 @@ void scheduler::push_inbox(fiber* first, fiber* last) {
   do {
     last->inbox_next = head;
   } while (!inbox_.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
-  if (tls_scheduler == nullptr && !foreign_push_.load(std::memory_order_relaxed)) {
+  const scheduler* pusher = tls_scheduler;
+  if ((pusher == nullptr || &pusher->rt_ != &rt_) && !foreign_push_.load(std::memory_order_relaxed)) {
     foreign_push_.store(true, std::memory_order_relaxed);
   }
   if (sleeping_.load()) {

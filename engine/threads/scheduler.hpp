@@ -70,7 +70,6 @@ class scheduler {
   [[nodiscard]] std::uint64_t idle_yields() const { return idle_yields_.load(std::memory_order_relaxed); }
 
  private:
-
   void thread_main(std::optional<int> pin_to, bool cpu_shared);
   void loop();
   void create(fiber& f);
@@ -101,8 +100,8 @@ class scheduler {
   void push_inbox(fiber* first, fiber* last);
   // The inbox: pushed by any thread, taken by the home thread. Newest first.
   alignas(64) std::atomic<fiber*> inbox_{nullptr};
-  // Set by a push from a thread outside the runtime (on the inbox's line, which
-  // the push writes anyway), taken by idle(): see there.
+  // Set by a push from a thread that is not one of this runtime's schedulers
+  // (on the inbox's line, which the push writes anyway), taken by idle().
   std::atomic<bool> foreign_push_{false};
   // Sleeping: a pusher that sees sleeping_ takes sleep_mu_ to notify, and the
   // sleeper holds sleep_mu_ from before it sets sleeping_ (and looks at the
@@ -197,6 +196,5 @@ void wake_all_listed(wait_list& list);
 inline void wake_all(wait_list& list) {
   if (!list.empty()) wake_all_listed(list);  // most broadcasts find nobody: no call
 }
-
 
 }  // namespace lockstep::threads::detail

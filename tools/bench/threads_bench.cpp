@@ -27,12 +27,14 @@
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
 //                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]
+//                      [--timeout SECONDS]
 // (--only also takes single_flight_uncontended or single_flight_contended alone;
 // --items scales every workload's item count, default 1000000: smaller for
 // runs under callgrind; --keys and --ttl pick one lane_router figure, so a
 // profile holds that workload alone; --sf-place by_key puts every waiter of a
 // key on one core, instead of alternating cores waiter by waiter; --sf-cores 1
-// runs that figure on one core).
+// runs that figure on one core; a run still going after --timeout, 600 s by
+// default, says so on stderr and exits 3).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -487,10 +489,6 @@ std::string read_first_line(const char* path, const char* prefix) {
   }
   return "unknown";
 }
-
-}  // namespace
-
-namespace {
 
 /// Ends the process, with a line on stderr, if the bench outlives `limit`: a
 /// hang in the runtime would otherwise hang threads_vs_tokio.sh with it. The

@@ -609,8 +609,9 @@ namespace {
 std::uint64_t idle_yields_of_a_ping_pong(runtime& rt, std::uint64_t items) {
   std::uint64_t yields = 0;
   rt.run([&] {
-    // run() put main on core 0 from this (outside) thread; let core 0 idle
-    // once, which is when it takes that push's mark.
+    // run() put main on core 0 from this (outside) thread. Asleep, main
+    // leaves core 0 nothing to run, so it enters its idle spin, which takes
+    // that push's mark: the count below starts clean.
     rt.sleep_for(1 * ms);
     const std::uint64_t before = rt.idle_yields();
     auto [tx, rx] = runtime::channel<std::uint64_t>::bounded(rt, 1);
