@@ -36,11 +36,13 @@
 // runs that figure on one core; a run still going after --timeout, 600 s by
 // default, says so on stderr and exits 3).
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -528,20 +530,49 @@ class watchdog {
 int main(int argc, char** argv) {
   std::string only, ttl_only;
   std::uint64_t items = 1'000'000, keys_only = 0, timeout_s = 600;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  const char* const usage =
+      "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
+      "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--timeout SECONDS, default 600]\n";
+  // A positive whole number, or a line naming the flag and what it wanted.
+  const auto count = [](const std::string& flag, const char* text, std::uint64_t& out) {
+    const char* end = text + std::strlen(text);
+    const auto [at, err] = std::from_chars(text, end, out);
+    if (err != std::errc() || at != end || out == 0) {
+      std::fprintf(stderr, "threads_bench: %s expects a whole number above 0, got '%s'\n", flag.c_str(), text);
+      return false;
+    }
+    return true;
+  };
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--runs") g_runs = std::max(1, std::stoi(argv[i + 1]));
-    else if (flag == "--only") only = argv[i + 1];
-    else if (flag == "--items") items = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
-    else if (flag == "--keys") keys_only = std::stoull(argv[i + 1]);
-    else if (flag == "--timeout") timeout_s = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
-    else if (flag == "--ttl" && (std::string(argv[i + 1]) == "off" || std::string(argv[i + 1]) == "1")) ttl_only = argv[i + 1];
-    else if (flag == "--sf-cores" && (std::string(argv[i + 1]) == "1" || std::string(argv[i + 1]) == "2")) g_sf_cores = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
-    else if (flag == "--sf-place" && (std::string(argv[i + 1]) == "alternate" || std::string(argv[i + 1]) == "by_key")) g_sf_place = argv[i + 1];
-    else {
-      std::fprintf(stderr,
-                   "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
-                   "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--timeout SECONDS, default 600]\n");
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "threads_bench: %s has no value\n%s", flag.c_str(), usage);
+      return 2;
+    }
+    const std::string value = argv[i + 1];
+    std::uint64_t n = 0;
+    if (flag == "--runs" || flag == "--items" || flag == "--keys" || flag == "--timeout") {
+      if (!count(flag, argv[i + 1], n)) return 2;
+      if (flag == "--runs" && n > 10000) {
+        std::fprintf(stderr, "threads_bench: --runs expects at most 10000, got %s\n", argv[i + 1]);
+        return 2;
+      }
+      if (flag == "--runs") g_runs = static_cast<int>(n);
+      if (flag == "--items") items = n;
+      if (flag == "--keys") keys_only = n;
+      if (flag == "--timeout") timeout_s = n;
+    } else if (flag == "--only" && (value == "lane_router" || value == "single_flight" ||
+                                    value == "single_flight_uncontended" || value == "single_flight_contended" ||
+                                    value == "shard_reactor")) {
+      only = value;
+    } else if (flag == "--ttl" && (value == "off" || value == "1")) {
+      ttl_only = value;
+    } else if (flag == "--sf-cores" && (value == "1" || value == "2")) {
+      g_sf_cores = static_cast<std::uint32_t>(value[0] - '0');
+    } else if (flag == "--sf-place" && (value == "alternate" || value == "by_key")) {
+      g_sf_place = value;
+    } else {
+      std::fprintf(stderr, "threads_bench: %s %s is not understood\n%s", flag.c_str(), value.c_str(), usage);
       return 2;
     }
   }
