@@ -265,7 +265,7 @@ class lane_task {
     while (true) {
       std::optional<T> item;
       if (idle_ttl_ns_) {
-        auto got = rx_.recv_until(rt_.now() + *idle_ttl_ns_);
+        auto got = rx_.recv_for(*idle_ttl_ns_);
         if (got.status == recv_status::timed_out) {
           if (try_reap<R, K, T>(map_, key_, state_)) return;
           continue;

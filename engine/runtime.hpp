@@ -59,6 +59,9 @@
 //     receiver.recv()      await point; nullopt once every sender is gone (or
 //                          the receiver closed) and the queue is drained.
 //     receiver.try_recv(), receiver.recv_until(deadline) -> recv_outcome.
+//     receiver.recv_for(ttl) -> recv_outcome: recv_until(deadline_after(now(),
+//                          ttl)), except that the real backend reads the clock
+//                          only if it has to wait (the ttl then runs from there).
 //     receiver.close()     refuse further sends; queued items still drain.
 //     receiver.attach(n)   signal notify n on every arrival and when the
 //                          channel ends, so one fiber can wait on several
@@ -80,6 +83,7 @@
 #include <concepts>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +114,14 @@ struct send_outcome {
   std::optional<T> returned;
   [[nodiscard]] bool ok() const { return status == send_status::sent; }
 };
+
+/// `now + d` clamped to the int64 range, so that a deadline a huge ttl away
+/// stays in the future instead of wrapping into the past.
+constexpr std::int64_t deadline_after(std::int64_t now, std::int64_t d) noexcept {
+  std::int64_t sum = 0;
+  if (!__builtin_add_overflow(now, d, &sum)) return sum;
+  return d > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
 
 /// What a non-blocking or deadline receive found.
 enum class recv_status : std::uint8_t { item, empty, closed, timed_out };

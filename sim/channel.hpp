@@ -148,6 +148,9 @@ class channel {
         s.ex.block("channel.recv", s.id, &s.recv_waiters, deadline_ns, true);
       }
     }
+    /// recv_until(now() + ttl_ns), the clock read before the scheduling point,
+    /// exactly as a caller computing the deadline itself would.
+    recv_outcome<T> recv_for(std::int64_t ttl_ns) { return recv_until(deadline_after(s_->ex.now(), ttl_ns)); }
     /// Refuses further sends; what is queued still drains.
     void close() {
       s_->ex.schedule_point();

@@ -153,16 +153,12 @@ class channel {
     /// Await point until an item arrives, the channel ends, or steady_clock
     /// reaches `deadline_ns`.
     recv_outcome<T> recv_until(std::int64_t deadline_ns) {
-      state& s = *s_;
-      std::unique_lock<detail::lock_t> hold(s.mu);
-      while (true) {
-        if (!s.items.empty()) return {recv_status::item, pop(s)};
-        if (s.ended()) return {recv_status::closed, std::nullopt};
-        if (detail::steady_now() >= deadline_ns) return {recv_status::timed_out, std::nullopt};
-        detail::waiter& w = detail::fresh_waiter("channel::receiver::recv_until");
-        detail::wait_on(hold, s.recv_waiters, w, deadline_ns, detail::cancellable);
-        if (detail::should_unwind()) detail::unwind();
-      }
+      return timed_recv("channel::receiver::recv_until", deadline_ns, 0);
+    }
+    /// As recv_until(now() + ttl_ns), but the clock is read only if the
+    /// receive has to wait, and the ttl runs from then.
+    recv_outcome<T> recv_for(std::int64_t ttl_ns) {
+      return timed_recv("channel::receiver::recv_for", std::nullopt, ttl_ns);
     }
     /// Refuses further sends; what is queued still drains.
     void close() {
@@ -181,6 +177,25 @@ class channel {
     }
 
    private:
+    // A deadline the caller fixed, or (when unset) `ttl_ns` from the moment
+    // the queue is first found empty. A lane with an idle ttl calls this once
+    // per item and mostly finds one queued: its clock read up front was most
+    // of the 8.7 % of samples clock_gettime took at 64 keys with a ttl, now
+    // 0.9 % (issue 8; 8.5 -> 9.2-10.2 M items/s).
+    recv_outcome<T> timed_recv(const char* what, std::optional<std::int64_t> deadline_ns, std::int64_t ttl_ns) {
+      state& s = *s_;
+      std::unique_lock<detail::lock_t> hold(s.mu);
+      while (true) {
+        if (!s.items.empty()) return {recv_status::item, pop(s)};
+        if (s.ended()) return {recv_status::closed, std::nullopt};
+        const std::int64_t now = detail::steady_now();
+        if (!deadline_ns) deadline_ns = deadline_after(now, ttl_ns);
+        if (now >= *deadline_ns) return {recv_status::timed_out, std::nullopt};
+        detail::waiter& w = detail::fresh_waiter(what);
+        detail::wait_on(hold, s.recv_waiters, w, *deadline_ns, detail::cancellable);
+        if (detail::should_unwind()) detail::unwind();
+      }
+    }
     static T pop(state& s) {
       T v = std::move(s.items.front());
       s.items.pop_front();

@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE sim_primitives
 #include <boost/test/unit_test.hpp>
 
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -359,6 +360,29 @@ BOOST_AUTO_TEST_CASE(recv_until_times_out_at_the_deadline) {
     BOOST_TEST(!out.item.has_value());
     // A deadline already past returns at once.
     BOOST_TEST((rx.recv_until(100).status == recv_status::timed_out));
+    BOOST_TEST(rt.now() == 500);
+  });
+  BOOST_TEST(r.ok());
+  BOOST_TEST(woke_at == 500);
+}
+
+BOOST_AUTO_TEST_CASE(recv_for_is_recv_until_now_plus_the_ttl) {
+  std::int64_t woke_at = -1;
+  auto r = run(config(1), [&](runtime& rt) {
+    auto [tx, rx] = int_channel::bounded(rt, 1);
+    rt.sleep_for(40);
+    BOOST_TEST((rx.recv_for(460).status == recv_status::timed_out));
+    woke_at = rt.now();
+    BOOST_TEST((rx.recv_for(0).status == recv_status::timed_out));
+    BOOST_TEST(tx.try_send(7).ok());
+    auto queued = rx.recv_for(0);  // a queued item wins over a ttl already spent
+    BOOST_TEST((queued.status == recv_status::item));
+    BOOST_TEST(queued.item.value_or(0) == 7);
+    // A ttl of "forever" clamps its deadline (UBSan would flag a wrap).
+    BOOST_TEST(tx.try_send(8).ok());
+    BOOST_TEST(rx.recv_for(std::numeric_limits<std::int64_t>::max()).item.value_or(0) == 8);
+    BOOST_TEST(lockstep::deadline_after(rt.now(), std::numeric_limits<std::int64_t>::max()) ==
+               std::numeric_limits<std::int64_t>::max());
     BOOST_TEST(rt.now() == 500);
   });
   BOOST_TEST(r.ok());

@@ -90,6 +90,13 @@ BOOST_AUTO_TEST_CASE(cancel_at_channel_recv_until) {
   }));
 }
 
+BOOST_AUTO_TEST_CASE(cancel_at_channel_recv_for) {
+  expect_unwound(cancel_parked([](runtime& rt) {
+    auto ends = std::make_shared<std::pair<chan::sender, chan::receiver>>(chan::unbounded(rt));
+    return std::function<void()>([ends] { (void)ends->second.recv_for(hour); });
+  }));
+}
+
 BOOST_AUTO_TEST_CASE(cancel_at_sleep) {
   expect_unwound(cancel_parked([](runtime& rt) { return std::function<void()>([&rt] { rt.sleep_for(hour); }); }));
 }

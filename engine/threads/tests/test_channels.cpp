@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -215,6 +216,52 @@ BOOST_AUTO_TEST_CASE(recv_until_returns_an_item_sent_from_the_other_core_before_
   });
   BOOST_TEST((got.status == recv_status::item));
   BOOST_TEST(got.item.value_or(0) == 5U);
+}
+
+BOOST_AUTO_TEST_CASE(recv_for_times_out_a_ttl_after_it_starts_waiting_and_a_zero_ttl_at_once) {
+  runtime rt(2);
+  recv_status waited = recv_status::item, zero = recv_status::item;
+  std::int64_t called = 0, returned = 0;
+  rt.run([&] {
+    auto [tx, rx] = chan::unbounded(rt);
+    auto r = rt.spawn_on(1, "receiver", [&, rx = std::move(rx)]() mutable {
+      zero = rx.recv_for(0).status;
+      called = rt.now();
+      waited = rx.recv_for(2 * ms).status;
+      returned = rt.now();
+    });
+    r.join();
+  });
+  BOOST_TEST((zero == recv_status::timed_out));
+  BOOST_TEST((waited == recv_status::timed_out));
+  BOOST_TEST(returned - called >= 2 * ms);
+}
+
+BOOST_AUTO_TEST_CASE(recv_for_takes_a_queued_item_even_with_no_ttl_and_waits_for_one_from_the_other_core) {
+  runtime rt(2);
+  recv_outcome<std::uint64_t> queued{recv_status::empty, std::nullopt}, sent{recv_status::empty, std::nullopt};
+  recv_status after_drop = recv_status::item;
+  rt.run([&] {
+    auto [tx, rx] = chan::unbounded(rt);
+    BOOST_TEST(tx.send(4).ok());
+    auto r = rt.spawn_on(1, "receiver", [&, rx = std::move(rx)]() mutable {
+      queued = rx.recv_for(0);
+      // The longest ttl there is: the deadline saturates instead of wrapping
+      // into the past (which would time out at once).
+      sent = rx.recv_for(std::numeric_limits<std::int64_t>::max());
+      after_drop = rx.recv_for(std::numeric_limits<std::int64_t>::max()).status;
+    });
+    // Not until_parked: a wrapped deadline would time out without parking.
+    while (!r.is_waiting() && !r.finished()) rt.yield_now();
+    BOOST_TEST(tx.send(5).ok());
+    tx.reset();  // whether it parks again first or not, the end comes after 5
+    r.join();
+  });
+  BOOST_TEST((queued.status == recv_status::item));
+  BOOST_TEST(queued.item.value_or(0) == 4U);
+  BOOST_TEST((sent.status == recv_status::item));
+  BOOST_TEST(sent.item.value_or(0) == 5U);
+  BOOST_TEST((after_drop == recv_status::closed));
 }
 
 BOOST_AUTO_TEST_CASE(an_attached_notify_is_signalled_on_arrival_and_at_the_end) {
