@@ -181,7 +181,7 @@ class channel {
     // the queue is first found empty. A lane with an idle ttl calls this once
     // per item and mostly finds one queued: its clock read up front was most
     // of the 8.7 % of samples clock_gettime took at 64 keys with a ttl, now
-    // 0.9 % (issue 8; 8.5 -> 9.2-10.2 M items/s).
+    // 0.9 % (issue 8; 8.5 -> 9.2-10.1 M items/s).
     recv_outcome<T> timed_recv(const char* what, std::optional<std::int64_t> deadline_ns, std::int64_t ttl_ns) {
       state& s = *s_;
       std::unique_lock<detail::lock_t> hold(s.mu);
