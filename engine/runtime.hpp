@@ -29,7 +29,7 @@
 //   rt.cores() -> std::uint32_t           /// how many cores fibers may be spread over
 //   rt.current_core() -> std::uint32_t    /// the core the calling fiber runs on
 //   rt.sleep_until(t)                     /// await point until now() >= t
-//   rt.sleep_for(d)                       /// await point for d ns
+//   rt.sleep_for(d)                       /// await point for d ns (deadline_after(now(), d))
 //   rt.yield_now()                        /// await point: let other ready fibers run first
 //   rt.random() -> std::uint64_t          /// seeded (sim) or real randomness
 //   rt.abort(why)                         /// [[noreturn]] end the whole run/process now

@@ -58,7 +58,7 @@ class runtime {
     ex_.schedule_point();
     while (ex_.now() < t) ex_.block("sleep", 0, nullptr, t, true);
   }
-  void sleep_for(std::int64_t d) { sleep_until(ex_.now() + d); }
+  void sleep_for(std::int64_t d) { sleep_until(deadline_after(ex_.now(), d)); }
   // Through the thread's running executor, which in a fiber is ex_ (see
   // executor::yield_running). Like every await point, only on a fiber of a run.
   LOCKSTEP_ALWAYS_INLINE void yield_now() { executor::yield_running(); }

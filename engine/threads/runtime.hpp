@@ -126,7 +126,7 @@ class runtime {
   }
 
   void sleep_until(std::int64_t t);
-  void sleep_for(std::int64_t d) { sleep_until(now() + d); }
+  void sleep_for(std::int64_t d) { sleep_until(deadline_after(now(), d)); }
   void yield_now();
   std::uint64_t random();
   [[noreturn]] void abort(std::string_view why);

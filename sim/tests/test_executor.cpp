@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -38,6 +39,23 @@ BOOST_AUTO_TEST_CASE(time_jumps_to_the_earliest_timer_when_nothing_can_run) {
   BOOST_TEST(r.ok());
   BOOST_TEST(woke == (std::vector<std::int64_t>{100, 300}));
   BOOST_TEST(r.end_time_ns == 300);
+}
+
+BOOST_AUTO_TEST_CASE(the_longest_sleep_waits_instead_of_wrapping_into_the_past) {
+  bool returned = false;
+  auto r = run(config(1), [&](runtime& rt) {
+    auto sleeper = rt.spawn("sleeper", [&] {
+      rt.sleep_for(1);  // from t = 0 the sum would not wrap
+      rt.sleep_for(std::numeric_limits<std::int64_t>::max());
+      returned = true;
+    });
+    rt.sleep_for(10);
+    BOOST_TEST(!returned);
+    sleeper.cancel();
+    sleeper.join();
+  });
+  BOOST_TEST(r.ok());
+  BOOST_TEST(!returned);
 }
 
 BOOST_AUTO_TEST_CASE(fibers_on_one_core_switch_only_where_they_block) {

@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -196,6 +197,23 @@ BOOST_AUTO_TEST_CASE(sleep_returns_once_steady_clock_passed_the_deadline) {
   });
   BOOST_TEST(woke >= start + 3 * ms);
   BOOST_TEST(woke_until >= deadline);
+}
+
+BOOST_AUTO_TEST_CASE(the_longest_sleep_parks_instead_of_wrapping_into_the_past) {
+  runtime rt(2);
+  bool returned = false, parked = false;
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "sleeper", [&] {
+      rt.sleep_for(std::numeric_limits<std::int64_t>::max());
+      returned = true;
+    });
+    while (!t.is_waiting() && !t.finished()) rt.yield_now();
+    parked = t.is_waiting();
+    t.cancel();
+    t.join();
+  });
+  BOOST_TEST(parked);
+  BOOST_TEST(!returned);
 }
 
 BOOST_AUTO_TEST_CASE(many_sleepers_on_two_cores_all_wake) {
