@@ -532,7 +532,7 @@ int main(int argc, char** argv) {
   std::uint64_t items = 1'000'000, keys_only = 0, timeout_s = 600;
   const char* const usage =
       "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
-      "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--timeout SECONDS, default 600]\n";
+      "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--timeout SECONDS, default 600, at most a week]\n";
   // A positive whole number, or a line naming the flag and what it wanted.
   const auto count = [](const std::string& flag, const char* text, std::uint64_t& out) {
     const char* end = text + std::strlen(text);
@@ -553,8 +553,12 @@ int main(int argc, char** argv) {
     std::uint64_t n = 0;
     if (flag == "--runs" || flag == "--items" || flag == "--keys" || flag == "--timeout") {
       if (!count(flag, argv[i + 1], n)) return 2;
-      if (flag == "--runs" && n > 10000) {
-        std::fprintf(stderr, "threads_bench: --runs expects at most 10000, got %s\n", argv[i + 1]);
+      // Upper bounds keep a typo from meaning "forever": a --timeout past
+      // the range of std::chrono::seconds fired at once, reporting -1 s.
+      const std::uint64_t most = flag == "--runs" ? 10000 : flag == "--timeout" ? 604800 : n;
+      if (n > most) {
+        std::fprintf(stderr, "threads_bench: %s expects at most %llu, got %s\n", flag.c_str(),
+                     static_cast<unsigned long long>(most), argv[i + 1]);
         return 2;
       }
       if (flag == "--runs") g_runs = static_cast<int>(n);
