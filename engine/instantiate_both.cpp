@@ -58,17 +58,23 @@ struct make_counter {
 
 }  // namespace lockstep::instantiation
 
-#define LOCKSTEP_INSTANTIATE_FOR(R)                                                              \
-  static_assert(lockstep::Runtime<R>);                                                           \
-  template class lockstep::lane_router<R, std::uint64_t, std::uint64_t>;                         \
-  template class lockstep::single_flight<R, std::uint64_t, std::string>;                         \
-  template class lockstep::shard<R, lockstep::instantiation::counter>;                           \
-  template class lockstep::shard_stats<R>;                                                       \
-  template class lockstep::router<R, lockstep::instantiation::job>;                              \
-  template struct lockstep::shard_group<R, lockstep::instantiation::counter>;                    \
-  template lockstep::shard_group<R, lockstep::instantiation::counter>                            \
-  lockstep::launch_shards<R, lockstep::instantiation::counter, lockstep::instantiation::make_counter>( \
-      R&, std::size_t, lockstep::instantiation::make_counter, const lockstep::shard_config&, std::size_t);
+namespace lockstep {
 
-LOCKSTEP_INSTANTIATE_FOR(lockstep::sim::runtime)
-LOCKSTEP_INSTANTIATE_FOR(lockstep::threads::runtime)
+#define LOCKSTEP_INSTANTIATE_FOR(R)                                                                          \
+  static_assert(Runtime<R>);                                                                                 \
+  template class lane_router<R, std::uint64_t, std::uint64_t>;                                               \
+  template class single_flight<R, std::uint64_t, std::string>;                                               \
+  template class shard<R, instantiation::counter>;                                                           \
+  template class shard_stats<R>;                                                                             \
+  template class router<R, instantiation::job>;                                                              \
+  template struct shard_group<R, instantiation::counter>;                                                    \
+  template shard_group<R, instantiation::counter> launch_shards<R, instantiation::counter,                   \
+                                                                instantiation::make_counter>(                \
+      R&, std::size_t, instantiation::make_counter, const shard_config&, std::size_t);
+
+LOCKSTEP_INSTANTIATE_FOR(sim::runtime)
+LOCKSTEP_INSTANTIATE_FOR(threads::runtime)
+
+#undef LOCKSTEP_INSTANTIATE_FOR
+
+}  // namespace lockstep
