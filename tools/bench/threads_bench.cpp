@@ -59,6 +59,7 @@
 #include "engine/shard.hpp"
 #include "engine/single_flight.hpp"
 #include "engine/threads/runtime.hpp"
+#include "tools/bench/cross_core.hpp"
 
 using namespace lockstep;
 using lockstep::threads::runtime;
@@ -582,11 +583,15 @@ int main(int argc, char** argv) {
   }
   const watchdog guard{std::chrono::seconds(timeout_s)};
   const auto wall = std::chrono::steady_clock::now();
+  // Before the figures, while the process is alone (see cross_core.hpp).
+  const lockstep::bench::cross_core_costs costs = lockstep::bench::measure_cross_core();
   std::printf(
       "{\"bench\":\"machine\",\"nproc\":%u,\"cpu_model\":\"%s\",\"compiler\":\"%s\",\"backend\":\"lockstep::threads\","
-      "\"stack_bytes\":%d,\"runs_per_figure\":%d,\"warmup_runs\":1,\"loadavg_at_start\":\"%s\"}\n",
+      "\"stack_bytes\":%d,\"runs_per_figure\":%d,\"warmup_runs\":1,\"loadavg_at_start\":\"%s\","
+      "\"cross_core_spin_round_trip_ns\":%.0f,\"cross_core_futex_round_trip_ns\":%.0f,\"cross_core_pinned\":%s}\n",
       std::thread::hardware_concurrency(), read_first_line("/proc/cpuinfo", "model name").c_str(), __VERSION__,
-      64 * 1024, g_runs, read_first_line("/proc/loadavg", nullptr).c_str());
+      64 * 1024, g_runs, read_first_line("/proc/loadavg", nullptr).c_str(), costs.spin_round_trip_ns,
+      costs.futex_round_trip_ns, costs.pinned ? "true" : "false");
   if (only.empty() || only == "lane_router") {
     for (std::uint64_t keys : {1ULL, 64ULL, 4096ULL}) {
       if (keys_only != 0 && keys != keys_only) continue;

@@ -109,6 +109,15 @@ print("# The threads backend against the seeds on tokio\n")
 print(f"Measured {started} (UTC) at commit `{commit}`, one session on {machine.get('nproc', '?')} vCPUs "
       f"({machine.get('cpu_model', '?')}), load average "
       f"`{load_start}` at the start and `{load_end}` at the end.\n")
+xc = [l for l in lines if l["bench"] == "machine" and "cross_core_futex_round_trip_ns" in l]
+if xc:
+    spin = sorted(l["cross_core_spin_round_trip_ns"] for l in xc)
+    fut = sorted(l["cross_core_futex_round_trip_ns"] / 1000 for l in xc)
+    pinned = all(l.get("cross_core_pinned") for l in xc)
+    print(f"Cross-core round trip between two threads{' pinned to CPUs 0 and 1' if pinned else ' (not pinned)'}, "
+          f"measured by `threads_bench` before each round's figures (`tools/bench/cross_core.hpp`): "
+          f"spinning {spin[0]:.0f}-{spin[-1]:.0f} ns, futex wait/wake {fut[0]:.1f}-{fut[-1]:.1f} us. "
+          "The lane figures move with these; compare tables taken where they are alike.\n")
 print("Command (from the repository root; `build-release` configured with `-DCMAKE_BUILD_TYPE=Release "
       "-DLOCKSTEP_BENCH=ON -DLOCKSTEP_TESTS=OFF`, target `threads_bench`):\n")
 print("```\n" + cmd + "\n```\n")
