@@ -342,7 +342,13 @@ contended_sample sf_contended(runtime& rt, std::uint64_t keys, std::uint64_t per
       runtime::notify all_joined, all_answered;
     };  // alignas rounds its size up to whole lines, so no neighbour shares the last one
     tally_t tally(rt);
-    auto& [joined, answered, wrong, all_joined, all_answered] = tally;
+    // Plain references, not a structured binding: clang before 16 cannot
+    // capture a binding in the waiters' lambdas.
+    auto& joined = tally.joined;
+    auto& answered = tally.answered;
+    auto& wrong = tally.wrong;
+    auto& all_joined = tally.all_joined;
+    auto& all_answered = tally.all_answered;
     std::vector<flight_table::joined> leads;
     std::vector<flight_table::resolution> resolutions;
     leads.reserve(keys);
