@@ -115,6 +115,7 @@ struct fiber : std::enable_shared_from_this<fiber> {
   bool started = false;
   bool done = false;       // its entry returned (or is returning)
   bool unwinding = false;  // fiber_cancelled was thrown: never throw it twice
+  bool no_stack = false;   // the pool had no stack for it: dropped unrun on the spare
   std::size_t timer_slot = no_timer;  // its place in its home's timer_heap, while a timed wait is pending
   static constexpr std::size_t no_timer = ~std::size_t{0};
   boost::context::fiber cont;    // resumes the fiber (held while it is suspended)

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 namespace lockstep::threads {
@@ -68,7 +69,8 @@ runtime::runtime(const runtime_config& config) : config_(config) {
     }
   }
   for (std::uint32_t i = 0; i < n; ++i) {
-    schedulers_.push_back(std::make_unique<detail::scheduler>(*this, i, config_.stack_bytes));
+    schedulers_.push_back(std::make_unique<detail::scheduler>(*this, i, config_.stack_bytes,
+                                                                  config_.max_stacks_per_core));
   }
 }
 
@@ -177,6 +179,13 @@ void runtime::record_escape(const std::string& fiber_name, std::exception_ptr e)
   std::fprintf(stderr, "lockstep: fiber '%s' ended with an uncaught exception\n", fiber_name.c_str());
   std::lock_guard<std::mutex> hold(mu_);
   if (!escaped_) escaped_ = std::move(e);
+}
+
+void runtime::record_start_failure(const std::string& fiber_name, const char* why) {
+  const std::string msg = "could not start fiber '" + fiber_name + "': " + why + "; it was dropped unrun";
+  std::fprintf(stderr, "lockstep: %s\n", msg.c_str());
+  std::lock_guard<std::mutex> hold(mu_);
+  if (!escaped_) escaped_ = std::make_exception_ptr(std::runtime_error(msg));
 }
 
 void runtime::pinning_refused(std::uint32_t core, int cpu, int error) {

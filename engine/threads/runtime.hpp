@@ -71,6 +71,13 @@ struct runtime_config {
   /// The CPUs to pin to (core i on cpus[i % size]); empty: those the process may use.
   std::vector<int> cpus;
   std::size_t stack_bytes = 256 * 1024;
+  /// The most fiber stacks one core maps (0: as many as the kernel gives).
+  /// Stacks are reused, so this caps how many of a core's fibers may have
+  /// started and not ended. A fiber that gets no stack, at this limit or when
+  /// the kernel refuses one, is dropped unrun (its captures destroyed on a
+  /// spare stack, so they may still block) and run() throws, naming it, once
+  /// main and the teardown are done: the run fails, the process does not.
+  std::size_t max_stacks_per_core = 0;
 };
 
 class runtime {
@@ -147,6 +154,8 @@ class runtime {
   /// True from the moment run() starts cancelling what main left behind.
   [[nodiscard]] bool tearing_down() const { return tearing_down_.load(); }
   void record_escape(const std::string& fiber_name, std::exception_ptr e);
+  /// A fiber got no stack and is dropped unrun: run() will throw this.
+  void record_start_failure(const std::string& fiber_name, const char* why);
   void pinning_refused(std::uint32_t core, int cpu, int error);
 
  private:

@@ -167,8 +167,8 @@ wake_reason suspend(std::unique_lock<lock_t>* lock, std::optional<std::int64_t> 
 
 // --- the scheduler -----------------------------------------------------------
 
-scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes)
-    : rt_(rt), core_(core), stacks_(stack_bytes) {}
+scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks)
+    : rt_(rt), core_(core), stacks_(stack_bytes, max_stacks) {}
 
 scheduler::~scheduler() { stop_and_join(); }
 
@@ -230,6 +230,10 @@ void scheduler::loop() {
       if (touched_ > 0) --touched_;
       if (!run_.empty()) warm_ahead(!f->started);
       resume(*f);
+      if (!starved_.empty() && stacks_.spare_free()) [[unlikely]] {
+        run_.push_back(starved_.front());  // the spare came back: the next one is dropped on it
+        starved_.pop_front();
+      }
       continue;
     }
     if (stop_.load(std::memory_order_acquire)) {
@@ -375,39 +379,62 @@ void scheduler::fire_timers() {
 
 // --- one fiber's life ----------------------------------------------------------
 
-void scheduler::create(fiber& f) {
-  f.tsan_fiber = san::tsan_create();
+// Gives `f` a context on a stack of the pool. When the pool has none (the
+// kernel refused a mapping, or max_stacks_per_core), the run fails and `f` is
+// dropped unrun: born cancelled, so run_fiber destroys its captures without
+// running it, on the pool's spare stack, since a capture's destructor may
+// block. While the spare is taken, `f` waits in starved_ (false) until it
+// comes back (loop).
+bool scheduler::create(fiber& f) {
+  if (f.tsan_fiber == nullptr) f.tsan_fiber = san::tsan_create();
+  if (!f.no_stack) {
+    try {
+      make_context(f, false);
+      return true;
+    } catch (const std::exception& e) {
+      rt_.record_start_failure(f.name, e.what());
+      f.no_stack = true;
+      f.cancel_requested.store(true);
+    }
+  }
+  if (!stacks_.spare_free()) {
+    starved_.push_back(&f);
+    return false;
+  }
+  make_context(f, true);  // the spare is mapped and free: nothing left to fail
+  return true;
+}
+
+void scheduler::make_context(fiber& f, bool spare) {
   // Boost's constructor makes an excursion onto the new stack and back: tell
   // ASan it is a switch to "self" so no fake frame is taken from this stack.
-  void* t = nullptr;
-  san::start_switch(&t, sched_bottom_, sched_size_);
+  // Switched back on every way out, a pool that throws included.
+  struct switch_back {
+    scheduler& s;
+    void* fake = nullptr;
+    ~switch_back() {
+      san::tsan_switch(s.sched_tsan_);
+      san::finish_switch(fake, nullptr, nullptr);
+    }
+  } back{*this};
+  san::start_switch(&back.fake, sched_bottom_, sched_size_);
   san::tsan_switch(f.tsan_fiber);
-  try {
-    f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, &f.stack},
-                                   [this, &f](boost::context::fiber&& caller) {
-                                     // This frame was set up mid-switch, so it
-                                     // is on the real stack, never the fake one.
-                                     san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
-                                     f.started = true;
-                                     f.caller = std::move(caller);
-                                     run_fiber(f);
-                                     // Only here, after run_fiber's (possibly
-                                     // fake) frame is gone: this frees the fake
-                                     // stack. The dying fiber does not switch
-                                     // TSan back; resume() does, after it.
-                                     f.done = true;
-                                     san::start_switch(nullptr, sched_bottom_, sched_size_);
-                                     return std::move(f.caller);
-                                   });
-  } catch (const std::exception& e) {
-    // No stack (address space or map count exhausted). The fiber's captures
-    // could only be destroyed here, off any fiber, where they may not block:
-    // there is no sound way on, so say why and stop.
-    std::fprintf(stderr, "lockstep: could not start fiber '%s': %s\n", f.name.c_str(), e.what());
-    std::abort();
-  }
-  san::tsan_switch(sched_tsan_);
-  san::finish_switch(t, nullptr, nullptr);
+  f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, &f.stack, spare},
+                                 [this, &f](boost::context::fiber&& caller) {
+                                   // This frame was set up mid-switch, so it
+                                   // is on the real stack, never the fake one.
+                                   san::finish_switch(nullptr, &sched_bottom_, &sched_size_);
+                                   f.started = true;
+                                   f.caller = std::move(caller);
+                                   run_fiber(f);
+                                   // Only here, after run_fiber's (possibly
+                                   // fake) frame is gone: this frees the fake
+                                   // stack. The dying fiber does not switch
+                                   // TSan back; resume() does, after it.
+                                   f.done = true;
+                                   san::start_switch(nullptr, sched_bottom_, sched_size_);
+                                   return std::move(f.caller);
+                                 });
 }
 
 // Never throws: Boost's fiber entry is noexcept. (Boost's forced unwind
@@ -431,8 +458,8 @@ void scheduler::run_fiber(fiber& f) {
 
 void scheduler::resume(fiber& f) {
   if (!f.started && !f.cont) {
-    adopt(f);
-    create(f);
+    if (!f.no_stack) adopt(f);  // a starved fiber was adopted at its first turn
+    if (!create(f)) return;
   }
   current_ = &f;
   auto* g = static_cast<eh_globals*>(eh_);

@@ -36,7 +36,7 @@ namespace lockstep::threads::detail {
 
 class scheduler {
  public:
-  scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes);
+  scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks);
   ~scheduler();
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
@@ -72,7 +72,8 @@ class scheduler {
  private:
   void thread_main(std::optional<int> pin_to, bool cpu_shared);
   void loop();
-  void create(fiber& f);
+  bool create(fiber& f);
+  void make_context(fiber& f, bool spare);
   void resume(fiber& f);
   void adopt(fiber& f);
   void sweep();
@@ -90,6 +91,9 @@ class scheduler {
   stack_pool stacks_;
   std::thread thread_;
   std::deque<fiber*> run_;
+  // Fibers that got no stack and wait for the pool's spare, to be dropped
+  // unrun on it (see create); oldest first.
+  std::deque<fiber*> starved_;
   timer_heap timers_;
   fiber* current_ = nullptr;
   std::size_t touched_ = 0;  // run_[0, touched_) had their stack pages read (warm_ahead)

@@ -37,9 +37,16 @@ std::string max_map_count() {
 
 }  // namespace
 
-stack_pool::stack_pool(std::size_t usable_bytes) : page_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
+stack_pool::stack_pool(std::size_t usable_bytes, std::size_t limit)
+    : page_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))), limit_(limit) {
   usable_ = (usable_bytes + page_ - 1) / page_ * page_;
   stride_ = usable_ + page_;
+  try {
+    spare_top_ = carve();
+  } catch (...) {
+    for (const slab& sl : slabs_) ::munmap(sl.base, sl.length);  // no destructor runs for a throwing constructor
+    throw;
+  }
 }
 
 stack_pool::~stack_pool() {
@@ -71,17 +78,11 @@ void stack_pool::guard(char* page_start) {
   if (::mprotect(page_start, page_, PROT_NONE) != 0) exhausted("mprotect (guard page)", errno);
 }
 
-boost::context::stack_context stack_pool::allocate() {
-  char* top = nullptr;
-  if (!free_.empty()) {
-    top = free_.back();
-    free_.pop_back();
-    // Frames that ended by a switch or an unwind leave their scope poison
-    // behind: the last fiber's would fire in the next one's frames.
-    san::unpoison(top - usable_, usable_);
-  } else {
-    const std::size_t in_slab = carved_ % stacks_per_slab;
-    if (in_slab == 0) {
+char* stack_pool::carve() {
+  // The spare is the first stack carved and is not counted, so every slab
+  // holds stacks_per_slab stacks: stack k (the spare is -1) is at k + 1.
+  const std::size_t in_slab = (carved_ + (spare_top_ != nullptr ? 1 : 0)) % stacks_per_slab;
+  if (in_slab == 0) {
       // Reserved, not committed: pages cost memory only once a fiber touches them.
       const std::size_t length = stride_ * stacks_per_slab;
       void* base =
@@ -94,11 +95,27 @@ boost::context::stack_context stack_pool::allocate() {
         if (slabs_.empty() || slabs_.back().base != base) ::munmap(base, length);
         exhausted("allocating the pool's bookkeeping", ENOMEM);
       }
+  }
+  char* region = slabs_.back().base + in_slab * stride_;
+  guard(region);
+  if (spare_top_ != nullptr) ++carved_;
+  return region + stride_;
+}
+
+boost::context::stack_context stack_pool::allocate() {
+  char* top = nullptr;
+  if (!free_.empty()) {
+    top = free_.back();
+    free_.pop_back();
+    // Frames that ended by a switch or an unwind leave their scope poison
+    // behind: the last fiber's would fire in the next one's frames.
+    san::unpoison(top - usable_, usable_);
+  } else {
+    if (limit_ != 0 && carved_ >= limit_) {
+      throw std::runtime_error("out of fiber stacks: all " + std::to_string(limit_) +
+                               " that runtime_config::max_stacks_per_core allows this core are in use");
     }
-    char* region = slabs_.back().base + in_slab * stride_;
-    guard(region);
-    top = region + stride_;
-    ++carved_;
+    top = carve();
   }
   boost::context::stack_context s;
   s.sp = top;
@@ -106,7 +123,21 @@ boost::context::stack_context stack_pool::allocate() {
   return s;
 }
 
+boost::context::stack_context stack_pool::take_spare() {
+  if (spare_taken_) throw std::logic_error("stack_pool: the spare stack is taken");
+  spare_taken_ = true;
+  san::unpoison(spare_top_ - usable_, usable_);
+  boost::context::stack_context s;
+  s.sp = spare_top_;
+  s.size = usable_;
+  return s;
+}
+
 void stack_pool::deallocate(boost::context::stack_context& s) noexcept {
+  if (s.sp == spare_top_) {
+    spare_taken_ = false;
+    return;
+  }
   free_.push_back(static_cast<char*>(s.sp));  // capacity reserved when it was carved
 }
 

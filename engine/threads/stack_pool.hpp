@@ -10,8 +10,14 @@
 // mprotect'ed page, two mappings per stack, and vm.max_map_count (65,530 by
 // default) caps live fibers near 32,000. One stack per mapping plus an
 // mprotect'ed guard (Boost's protected_fixedsize_stack, used before) hit that
-// cap at 64,000 parked single-flight waiters. Running out aborts with a line
-// naming the limit (scheduler::create).
+// cap at 64,000 parked single-flight waiters.
+//
+// Running out (the kernel refuses a mapping, or the pool's own limit,
+// runtime_config::max_stacks_per_core, is reached) is a failure of the run,
+// not of the process: each pool keeps one spare stack, mapped when the pool
+// is made, on which a fiber that could get no stack of its own is dropped
+// unrun (its captures may block as they are destroyed, so they need a fiber).
+// scheduler::create says how.
 //
 // Invariant: every stack handed out and not yet returned lies in a slab; the
 // free list holds each returned stack once; slabs are unmapped only with the
@@ -26,14 +32,22 @@ namespace lockstep::threads::detail {
 
 class stack_pool {
  public:
-  explicit stack_pool(std::size_t usable_bytes);
+  /// `limit`: the most stacks allocate() carves, the spare aside; 0 for none
+  /// but the kernel's. Throws, as allocate() does, when not even the spare
+  /// can be mapped (a stack size the address space cannot hold).
+  stack_pool(std::size_t usable_bytes, std::size_t limit);
   ~stack_pool();
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
 
   /// Throws std::runtime_error naming the limit when no stack can be mapped or guarded.
   boost::context::stack_context allocate();
+  /// Returns a stack from allocate() or take_spare() to the pool.
   void deallocate(boost::context::stack_context& s) noexcept;
+  /// The spare stack, for a fiber that allocate() refused; only while
+  /// spare_free(). It comes back through deallocate().
+  [[nodiscard]] bool spare_free() const { return !spare_taken_; }
+  boost::context::stack_context take_spare();
   /// Stacks carved so far (live + free); for tests.
   [[nodiscard]] std::size_t carved() const { return carved_; }
   /// The top of the stack the allocate() after the next `skip` ones returns
@@ -51,6 +65,7 @@ class stack_pool {
   };
   [[noreturn]] void exhausted(const char* call, int error) const;
   void guard(char* page_start);
+  char* carve();  // a new stack's top, from the last slab or a new one
 
   std::size_t page_;
   std::size_t usable_;
@@ -58,6 +73,9 @@ class stack_pool {
   std::vector<slab> slabs_;
   std::size_t carved_ = 0;
   std::vector<char*> free_;  // tops of returned stacks; capacity kept >= carved_
+  std::size_t limit_;        // 0: none
+  char* spare_top_ = nullptr;  // carved first, not counted in carved_
+  bool spare_taken_ = false;
 };
 
 /// The allocator handed to boost::context::fiber; it also records where the
@@ -65,8 +83,9 @@ class stack_pool {
 struct pool_allocator {
   stack_pool* pool;
   boost::context::stack_context* record;
+  bool spare = false;  // take the pool's spare stack (see stack_pool)
   boost::context::stack_context allocate() {
-    *record = pool->allocate();
+    *record = spare ? pool->take_spare() : pool->allocate();
     return *record;
   }
   void deallocate(boost::context::stack_context& s) noexcept { pool->deallocate(s); }

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/threads/record_pool.hpp"
@@ -340,6 +341,82 @@ BOOST_AUTO_TEST_CASE(an_exception_escaping_a_fiber_is_rethrown_by_run) {
   }),
                     std::runtime_error);
   BOOST_TEST(others_ran, "the escape ends only its own fiber");
+}
+
+// Its destructor waits on `release`: a capture whose drop blocks.
+struct blocks_when_dropped {
+  runtime::notify* release;
+  std::atomic<int>* dtors;
+  blocks_when_dropped(runtime::notify& r, std::atomic<int>& d) : release(&r), dtors(&d) {}
+  blocks_when_dropped(blocks_when_dropped&& o) noexcept : release(std::exchange(o.release, nullptr)), dtors(o.dtors) {}
+  blocks_when_dropped(const blocks_when_dropped&) = delete;
+  blocks_when_dropped& operator=(const blocks_when_dropped&) = delete;
+  blocks_when_dropped& operator=(blocks_when_dropped&&) = delete;
+  ~blocks_when_dropped() {
+    if (release == nullptr) return;  // moved from
+    release->notified();
+    dtors->fetch_add(1);
+  }
+};
+
+BOOST_AUTO_TEST_CASE(a_fiber_that_gets_no_stack_is_dropped_unrun_and_run_throws_naming_it) {
+  lockstep::threads::runtime_config cfg;
+  cfg.cores = 1;
+  cfg.max_stacks_per_core = 2;  // main's and one more
+  runtime rt(cfg);
+  std::atomic<int> ran{0};
+  std::atomic<int> dtors{0};
+  int dropped_before_release = -1;
+  bool third_waited_for_the_spare = false;
+  std::string what;
+  try {
+    rt.run([&] {
+      runtime::notify go(rt);
+      auto first = rt.spawn("has-a-stack", [&] {
+        ran.fetch_add(1);
+        go.notified();
+      });
+      until_parked(rt, first);  // holds the core's second and last stack
+      runtime::notify release(rt);
+      auto second = rt.spawn("no-stack-1", [&ran, b = blocks_when_dropped(release, dtors)] { ran.fetch_add(1); });
+      auto third = rt.spawn("no-stack-2", [&ran, g = std::make_shared<dtor_counter>(dtors)] { ran.fetch_add(1); });
+      // The second is dropped on the spare stack and parks there, in its
+      // capture's destructor; the third, with no stack and the spare taken,
+      // waits for it.
+      until_parked(rt, second);
+      rt.yield_now();  // the third has had its turn (the run queue is FIFO)
+      dropped_before_release = dtors.load();
+      third_waited_for_the_spare = !third.finished();
+      release.notify_one();
+      second.join();
+      third.join();
+      go.notify_one();
+      first.join();
+    });
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  BOOST_TEST(ran.load() == 1, "only the fiber with a stack ran its body");
+  BOOST_TEST(dropped_before_release == 0);
+  BOOST_TEST(third_waited_for_the_spare);
+  BOOST_TEST(dtors.load() == 2, "both dropped fibers' captures were destroyed, once each");
+  BOOST_TEST(what.find("could not start fiber 'no-stack-1'") != std::string::npos, what);
+  BOOST_TEST(what.find("max_stacks_per_core") != std::string::npos, what);
+  BOOST_TEST(what.find("dropped unrun") != std::string::npos, what);
+}
+
+BOOST_AUTO_TEST_CASE(stacks_the_address_space_cannot_hold_are_refused_when_the_runtime_is_made) {
+  lockstep::threads::runtime_config cfg;
+  cfg.cores = 1;
+  cfg.stack_bytes = std::size_t{1} << 46;  // 64 TiB a stack: not even the spare can be mapped
+  std::string what;
+  try {
+    runtime rt(cfg);
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  BOOST_TEST(what.find("out of fiber stacks") != std::string::npos, what);
+  BOOST_TEST(what.find("stack_bytes") != std::string::npos, what);
 }
 
 BOOST_AUTO_TEST_CASE(a_runtime_runs_twice) {
