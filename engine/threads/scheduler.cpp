@@ -387,39 +387,36 @@ void scheduler::fire_timers() {
 // comes back (loop).
 bool scheduler::create(fiber& f) {
   if (f.tsan_fiber == nullptr) f.tsan_fiber = san::tsan_create();
+  // The stack is taken before any sanitizer switch: a refusal throws here,
+  // on the scheduler's own context (an exception unwinding frames entered
+  // under the new fiber's TSan context once broke the thread's shadow stack).
   if (!f.no_stack) {
     try {
-      make_context(f, false);
-      return true;
+      f.stack = stacks_.allocate();
     } catch (const std::exception& e) {
       rt_.record_start_failure(f.name, e.what());
       f.no_stack = true;
       f.cancel_requested.store(true);
     }
   }
-  if (!stacks_.spare_free()) {
-    starved_.push_back(&f);
-    return false;
+  if (f.no_stack) {
+    if (!stacks_.spare_free()) {
+      starved_.push_back(&f);
+      return false;
+    }
+    f.stack = stacks_.take_spare();
   }
-  make_context(f, true);  // the spare is mapped and free: nothing left to fail
+  make_context(f);
   return true;
 }
 
-void scheduler::make_context(fiber& f, bool spare) {
+void scheduler::make_context(fiber& f) {
   // Boost's constructor makes an excursion onto the new stack and back: tell
   // ASan it is a switch to "self" so no fake frame is taken from this stack.
-  // Switched back on every way out, a pool that throws included.
-  struct switch_back {
-    scheduler& s;
-    void* fake = nullptr;
-    ~switch_back() {
-      san::tsan_switch(s.sched_tsan_);
-      san::finish_switch(fake, nullptr, nullptr);
-    }
-  } back{*this};
-  san::start_switch(&back.fake, sched_bottom_, sched_size_);
+  void* t = nullptr;
+  san::start_switch(&t, sched_bottom_, sched_size_);
   san::tsan_switch(f.tsan_fiber);
-  f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, &f.stack, spare},
+  f.cont = boost::context::fiber(std::allocator_arg, pool_allocator{&stacks_, f.stack},
                                  [this, &f](boost::context::fiber&& caller) {
                                    // This frame was set up mid-switch, so it
                                    // is on the real stack, never the fake one.
@@ -435,6 +432,8 @@ void scheduler::make_context(fiber& f, bool spare) {
                                    san::start_switch(nullptr, sched_bottom_, sched_size_);
                                    return std::move(f.caller);
                                  });
+  san::tsan_switch(sched_tsan_);
+  san::finish_switch(t, nullptr, nullptr);
 }
 
 // Never throws: Boost's fiber entry is noexcept. (Boost's forced unwind

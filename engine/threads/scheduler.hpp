@@ -73,7 +73,7 @@ class scheduler {
   void thread_main(std::optional<int> pin_to, bool cpu_shared);
   void loop();
   bool create(fiber& f);
-  void make_context(fiber& f, bool spare);
+  void make_context(fiber& f);  // on f.stack, taken from the pool
   void resume(fiber& f);
   void adopt(fiber& f);
   void sweep();

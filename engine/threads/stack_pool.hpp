@@ -78,16 +78,13 @@ class stack_pool {
   bool spare_taken_ = false;
 };
 
-/// The allocator handed to boost::context::fiber; it also records where the
-/// stack lies, which the sanitizer annotations need.
+/// The allocator handed to boost::context::fiber: it hands over a stack
+/// already taken from the pool (so a refusal never throws from inside
+/// Boost's constructor, mid sanitizer switch) and gives it back to the pool.
 struct pool_allocator {
   stack_pool* pool;
-  boost::context::stack_context* record;
-  bool spare = false;  // take the pool's spare stack (see stack_pool)
-  boost::context::stack_context allocate() {
-    *record = spare ? pool->take_spare() : pool->allocate();
-    return *record;
-  }
+  boost::context::stack_context taken;
+  boost::context::stack_context allocate() const { return taken; }
   void deallocate(boost::context::stack_context& s) noexcept { pool->deallocate(s); }
 };
 
