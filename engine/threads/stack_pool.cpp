@@ -83,22 +83,22 @@ char* stack_pool::carve() {
   // holds stacks_per_slab stacks: stack k (the spare is -1) is at k + 1.
   const std::size_t in_slab = (carved_ + (spare_top_ != nullptr ? 1 : 0)) % stacks_per_slab;
   if (in_slab == 0) {
-      // Reserved, not committed: pages cost memory only once a fiber touches them.
-      const std::size_t length = stride_ * stacks_per_slab;
-      void* base =
-          ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (base == MAP_FAILED) exhausted("mmap (a slab of stacks)", errno);
-      try {
-        slabs_.push_back({static_cast<char*>(base), length});
-        free_.reserve(carved_ + stacks_per_slab);  // so deallocate never allocates
-      } catch (const std::bad_alloc&) {
-        if (slabs_.empty() || slabs_.back().base != base) ::munmap(base, length);
-        exhausted("allocating the pool's bookkeeping", ENOMEM);
-      }
+    // Reserved, not committed: pages cost memory only once a fiber touches them.
+    const std::size_t length = stride_ * stacks_per_slab;
+    void* base =
+        ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) exhausted("mmap (a slab of stacks)", errno);
+    try {
+      slabs_.push_back({static_cast<char*>(base), length});
+      free_.reserve(carved_ + stacks_per_slab);  // so deallocate never allocates
+    } catch (const std::bad_alloc&) {
+      if (slabs_.empty() || slabs_.back().base != base) ::munmap(base, length);
+      exhausted("allocating the pool's bookkeeping", ENOMEM);
+    }
   }
   char* region = slabs_.back().base + in_slab * stride_;
   guard(region);
-  if (spare_top_ != nullptr) ++carved_;
+  if (spare_top_ != nullptr) ++carved_;  // null only while the constructor carves the spare
   return region + stride_;
 }
 

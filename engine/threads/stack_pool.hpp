@@ -48,7 +48,7 @@ class stack_pool {
   /// spare_free(). It comes back through deallocate().
   [[nodiscard]] bool spare_free() const { return !spare_taken_; }
   boost::context::stack_context take_spare();
-  /// Stacks carved so far (live + free); for tests.
+  /// Stacks carved so far (live + free), the spare aside; for tests.
   [[nodiscard]] std::size_t carved() const { return carved_; }
   /// The top of the stack the allocate() after the next `skip` ones returns
   /// if it reuses one (and nothing is returned meanwhile), else null.
