@@ -11,6 +11,14 @@
 # file runs three times: TSan sees only the interleavings that happen, and a
 # run takes well under a second even under TSan.
 #
+# At --time-scale 5000, not the default 1000: TSan makes every wake and switch
+# several times slower, and the files' liveness budgets are virtual ns scaled
+# to real ones. At 1000, one CI run (2026-12-03) saw a lane of
+# lanes_route_meets_reap_2cores still open 100 ms after the router was dropped
+# (lanes_gone), where 400 TSan runs and 500 plain ones here closed every lane
+# in time; at scale 30 its liveness budget fails one run in eight. A lane
+# that never closes still fails at any scale.
+#
 #   threads_scenarios_tsan.sh LOCKSTEP_BINARY SCENARIOS_DIR
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,11 +34,12 @@ for b in lanes_per_key_order lanes_route_meets_reap_2cores lanes_survives_consum
   f="$S/$b.json"
   [ -f "$f" ] || { name=$b; fail "bundled scenario $f is missing"; continue; }
   for round in 1 2 3; do
-    expect "tsan_threads_${b}_$round" 0 "outcome=ok backend=threads" -- "$L" run "$f" --backend threads
+    expect "tsan_threads_${b}_$round" 0 "outcome=ok backend=threads" -- "$L" run "$f" --backend threads \
+      --time-scale 5000
   done
 done
 expect tsan_threads_canary_lifo_per_key 1 "FAILED oracle: oracle 'per_key_order' failed" -- \
-  "$L" run "$S/canaries/shards_lifo_per_key.json" --backend threads
+  "$L" run "$S/canaries/shards_lifo_per_key.json" --backend threads --time-scale 5000
 
 echo "threads_scenarios_tsan: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]
