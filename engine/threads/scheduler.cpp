@@ -230,10 +230,6 @@ void scheduler::loop() {
       if (touched_ > 0) --touched_;
       if (!run_.empty()) warm_ahead(!f->started);
       resume(*f);
-      if (!starved_.empty() && stacks_.spare_free()) [[unlikely]] {
-        run_.push_back(starved_.front());  // the spare came back: the next one is dropped on it
-        starved_.pop_front();
-      }
       continue;
     }
     if (stop_.load(std::memory_order_acquire)) {
@@ -384,7 +380,7 @@ void scheduler::fire_timers() {
 // dropped unrun: born cancelled, so run_fiber destroys its captures without
 // running it, on the pool's spare stack, since a capture's destructor may
 // block. While the spare is taken, `f` waits in starved_ (false) until it
-// comes back (loop).
+// comes back (finish).
 bool scheduler::create(fiber& f) {
   if (f.tsan_fiber == nullptr) f.tsan_fiber = san::tsan_create();
   // The stack is taken before any sanitizer switch: a refusal throws here,
@@ -478,6 +474,12 @@ void scheduler::resume(fiber& f) {
 }
 
 void scheduler::finish(fiber& f) {
+  // Only a fiber dropped for want of a stack ran on the spare, and Boost gave
+  // the spare back as it ended: the next such fiber is dropped on it.
+  if (f.no_stack && !starved_.empty() && stacks_.spare_free()) {
+    run_.push_back(starved_.front());
+    starved_.pop_front();
+  }
   san::tsan_destroy(f.tsan_fiber);
   f.tsan_fiber = nullptr;
   (f.live_prev != nullptr ? f.live_prev->live_next : live_head_) = f.live_next;
