@@ -27,13 +27,14 @@
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
 //                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]
-//                      [--timeout SECONDS]
+//                      [--producer-cpu 0|1] [--timeout SECONDS]
 // (--only also takes single_flight_uncontended or single_flight_contended alone;
 // --items scales every workload's item count, default 1000000: smaller for
 // runs under callgrind; --keys and --ttl pick one lane_router figure, so a
 // profile holds that workload alone; --sf-place by_key puts every waiter of a
 // key on one core, instead of alternating cores waiter by waiter; --sf-cores 1
-// runs that figure on one core; a run still going after --timeout, 600 s by
+// runs that figure on one core; --producer-cpu pins the lane router's producer
+// thread (the table leaves it to the kernel); a run still going after --timeout, 600 s by
 // default, says so on stderr and exits 3).
 #include <atomic>
 #include <charconv>
@@ -76,6 +77,11 @@ std::string g_sf_place = "alternate";
 // The cores of single_flight_contended's runtime (--sf-cores 1 shows what the
 // second core adds to this workload).
 std::uint32_t g_sf_cores = worker_threads;
+// The CPU the lane router's producer thread is pinned to, once the runtime's
+// threads have pinned themselves (-1: not pinned, as the peer's producer and
+// the table's figures). A study knob: where the kernel puts an unpinned
+// producer decides whether it shares a CPU with the lanes it feeds.
+int g_producer_cpu = -1;
 
 double secs_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -264,6 +270,15 @@ lane_sample lane_run(runtime& rt, std::uint64_t keys, std::uint64_t items, std::
 
 void bench_lane_router(std::uint64_t keys, std::uint64_t items, std::optional<std::int64_t> ttl_ns) {
   hosted_runtime host;
+  if (g_producer_cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(g_producer_cpu, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+      std::fprintf(stderr, "threads_bench: could not pin the producer to CPU %d\n", g_producer_cpu);
+      std::exit(2);
+    }
+  }
   std::vector<std::uint64_t> lanes;
   bool warm = false;
   sampled s = sample([&] {
@@ -539,7 +554,7 @@ int main(int argc, char** argv) {
   std::uint64_t items = 1'000'000, keys_only = 0, timeout_s = 600;
   const char* const usage =
       "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
-      "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--timeout SECONDS, default 600, at most a week]\n";
+      "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--producer-cpu 0|1] [--timeout SECONDS, default 600, at most a week]\n";
   // A positive whole number, or a line naming the flag and what it wanted.
   const auto count = [](const std::string& flag, const char* text, std::uint64_t& out) {
     const char* end = text + std::strlen(text);
@@ -582,6 +597,8 @@ int main(int argc, char** argv) {
       g_sf_cores = static_cast<std::uint32_t>(value[0] - '0');
     } else if (flag == "--sf-place" && (value == "alternate" || value == "by_key")) {
       g_sf_place = value;
+    } else if (flag == "--producer-cpu" && (value == "0" || value == "1")) {
+      g_producer_cpu = value[0] - '0';
     } else {
       std::fprintf(stderr, "threads_bench: %s %s is not understood\n%s", flag.c_str(), value.c_str(), usage);
       return 2;
@@ -599,8 +616,10 @@ int main(int argc, char** argv) {
       64 * 1024, g_runs, read_first_line("/proc/loadavg", nullptr).c_str(), costs.spin_round_trip_ns,
       costs.futex_round_trip_ns, costs.pinned ? "true" : "false");
   if (only.empty() || only == "lane_router") {
-    for (std::uint64_t keys : {1ULL, 64ULL, 4096ULL}) {
-      if (keys_only != 0 && keys != keys_only) continue;
+    // The table's three key counts, or the one --keys names (any count).
+    std::vector<std::uint64_t> key_counts{1, 64, 4096};
+    if (keys_only != 0) key_counts = {keys_only};
+    for (std::uint64_t keys : key_counts) {
       if (ttl_only != "1") bench_lane_router(keys, items, std::nullopt);
       if (ttl_only != "off") bench_lane_router(keys, items, 1'000'000);
     }
