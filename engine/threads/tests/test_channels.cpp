@@ -168,6 +168,41 @@ BOOST_AUTO_TEST_CASE(a_dropped_receiver_refuses_sends_and_frees_a_parked_sender)
   BOOST_TEST(parked->returned.value_or(0) == 2U);
 }
 
+// An unbounded receiver takes the whole queue at its first receive and serves
+// the rest without the lock: what it took still counts in size(), comes out
+// before anything sent later, moves with the receiver and is destroyed once
+// when the receiver goes.
+BOOST_AUTO_TEST_CASE(an_unbounded_receiver_keeps_order_size_and_ownership_of_what_it_took) {
+  runtime rt(2);
+  std::atomic<int> destroyed{0};
+  std::vector<int> got;
+  std::size_t size_after_first = 0, size_after_move = 0;
+  rt.run([&] {
+    using owned = std::shared_ptr<threads::testing::dtor_counter>;
+    auto [tx, rx] = runtime::channel<std::pair<int, owned>>::unbounded(rt);
+    const auto item = [&](int n) { return std::pair<int, owned>(n, std::make_shared<threads::testing::dtor_counter>(destroyed)); };
+    for (int n = 1; n <= 3; ++n) BOOST_TEST(tx.send(item(n)).ok());
+    got.push_back(rx.recv()->first);  // takes 1, 2 and 3; hands out 1
+    size_after_first = rx.size();
+    auto from_other_core = rt.spawn_on(1, "sender", [&, tx = tx]() mutable { BOOST_TEST(tx.send(item(4)).ok()); });
+    from_other_core.join();
+    auto moved = std::move(rx);
+    size_after_move = moved.size();
+    got.push_back(moved.try_recv().item->first);
+    got.push_back(moved.recv_for(0).item->first);
+    got.push_back(moved.recv()->first);
+    BOOST_TEST(destroyed.load() == 4, "every value received so far was destroyed with its pair");
+    for (int n = 5; n <= 6; ++n) BOOST_TEST(tx.send(item(n)).ok());
+    got.push_back(moved.recv()->first);  // takes 5 and 6; hands out 5
+    { auto gone = std::move(moved); }    // 6, taken and not received, goes with it
+    BOOST_TEST(destroyed.load() == 6);
+  });
+  BOOST_TEST(got == (std::vector<int>{1, 2, 3, 4, 5}));
+  BOOST_TEST(size_after_first == 2U);
+  BOOST_TEST(size_after_move == 3U);
+  BOOST_TEST(destroyed.load() == 6);
+}
+
 BOOST_AUTO_TEST_CASE(close_refuses_sends_and_still_drains_what_is_queued) {
   runtime rt(2);
   std::vector<std::uint64_t> got;
