@@ -141,7 +141,7 @@ class channel {
 
     /// Await point; nullopt once the channel is closed or senderless and drained.
     std::optional<T> recv() {
-      if (!taken_.empty()) return take_local();
+      if (holds_taken()) return take_local();
       state& s = *s_;
       std::unique_lock<detail::lock_t> hold(s.mu);
       while (true) {
@@ -153,7 +153,7 @@ class channel {
       }
     }
     recv_outcome<T> try_recv() {
-      if (!taken_.empty()) return {recv_status::item, take_local()};
+      if (holds_taken()) return {recv_status::item, take_local()};
       state& s = *s_;
       std::lock_guard<detail::lock_t> hold(s.mu);
       if (!s.items.empty()) return {recv_status::item, pop(s)};
@@ -183,7 +183,7 @@ class channel {
     }
     [[nodiscard]] std::size_t size() const {
       std::lock_guard<detail::lock_t> hold(s_->mu);
-      return s_->items.size() + taken_.size();
+      return s_->items.size() + (taken_ ? taken_->size() : 0);
     }
 
    private:
@@ -193,7 +193,7 @@ class channel {
     // of the 8.7 % of samples clock_gettime took at 64 keys with a ttl, now
     // 0.9 % (issue 8; 8.5 -> 9.2-10.1 M items/s).
     recv_outcome<T> timed_recv(const char* what, std::optional<std::int64_t> deadline_ns, std::int64_t ttl_ns) {
-      if (!taken_.empty()) return {recv_status::item, take_local()};
+      if (holds_taken()) return {recv_status::item, take_local()};
       state& s = *s_;
       std::unique_lock<detail::lock_t> hold(s.mu);
       while (true) {
@@ -208,16 +208,20 @@ class channel {
       }
     }
     T take_local() {
-      T v = std::move(taken_.front());
-      taken_.pop_front();
+      T v = std::move(taken_->front());
+      taken_->pop_front();
       return v;
     }
     T pop(state& s) {
-      if (s.capacity == std::numeric_limits<std::size_t>::max()) {
+      if (s.capacity == std::numeric_limits<std::size_t>::max() && s.items.size() > 1) {
         // Unbounded: take the whole queue in this one hold of the lock (the
-        // deques swap, so no allocation), and serve the rest from taken_
-        // without it. No sender ever waits for room here.
-        taken_.swap(s.items);
+        // deques swap), and serve the rest from taken_ without it. No sender
+        // ever waits for room here. taken_ is made at the first batch, not
+        // with the receiver: a std::deque allocates twice when it is made,
+        // and a lane that lives for one item (reaped by its idle ttl) never
+        // needs it.
+        if (!taken_) taken_.emplace();
+        taken_->swap(s.items);
         return take_local();
       }
       T v = std::move(s.items.front());
@@ -228,7 +232,7 @@ class channel {
     void release() {
       if (!s_) return;
       std::deque<T> dropped;  // queued values go with the receiver, destroyed unlocked
-      taken_.clear();
+      taken_.reset();
       {
         std::lock_guard<detail::lock_t> hold(s_->mu);
         s_->receiver_alive = false;
@@ -241,7 +245,8 @@ class channel {
     std::shared_ptr<state> s_;
     // Taken from an unbounded channel's queue and not yet received: only
     // this receiver's fiber touches it.
-    std::deque<T> taken_;
+    std::optional<std::deque<T>> taken_;
+    [[nodiscard]] bool holds_taken() const { return taken_ && !taken_->empty(); }
   };
 
   /// A channel holding at most `capacity` (> 0) queued items.
