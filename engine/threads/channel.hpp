@@ -231,14 +231,25 @@ class channel {
     }
     void release() {
       if (!s_) return;
-      std::deque<T> dropped;  // queued values go with the receiver, destroyed unlocked
       taken_.reset();
+      bool left_queued = false;
       {
         std::lock_guard<detail::lock_t> hold(s_->mu);
         s_->receiver_alive = false;
         s_->attached = nullptr;
-        dropped.swap(s_->items);
+        left_queued = !s_->items.empty();
         detail::wake_all(s_->send_waiters);
+      }
+      // Queued values go with the receiver, destroyed unlocked. No sender
+      // adds to the queue once the receiver is gone, so it is moved out in a
+      // second hold only when it held something: a std::deque allocates when
+      // it is made, and most receivers (a lane reaped by its ttl) leave none.
+      if (left_queued) {
+        std::deque<T> dropped;
+        {
+          std::lock_guard<detail::lock_t> hold(s_->mu);
+          dropped.swap(s_->items);
+        }
       }
       s_.reset();
     }

@@ -203,6 +203,34 @@ BOOST_AUTO_TEST_CASE(an_unbounded_receiver_keeps_order_size_and_ownership_of_wha
   BOOST_TEST(destroyed.load() == 6);
 }
 
+// Values still in the channel's own queue (sent, never taken) are destroyed
+// when the receiver goes, on either kind of channel, and a sender keeps
+// nothing after that.
+BOOST_AUTO_TEST_CASE(values_still_queued_are_destroyed_with_the_receiver) {
+  runtime rt(2);
+  std::atomic<int> destroyed{0};
+  std::vector<int> after_drop;
+  rt.run([&] {
+    using owned = std::shared_ptr<threads::testing::dtor_counter>;
+    using chan_t = runtime::channel<owned>;
+    const auto item = [&] { return std::make_shared<threads::testing::dtor_counter>(destroyed); };
+    auto [utx, urx] = chan_t::unbounded(rt);
+    auto [btx, brx] = chan_t::bounded(rt, 4);
+    for (int n = 0; n < 3; ++n) BOOST_TEST(utx.send(item()).ok());
+    for (int n = 0; n < 2; ++n) BOOST_TEST(btx.send(item()).ok());
+    after_drop.push_back(destroyed.load());
+    { auto gone = std::move(urx); }
+    after_drop.push_back(destroyed.load());
+    { auto gone = std::move(brx); }
+    after_drop.push_back(destroyed.load());
+    auto refused = utx.send(item());
+    BOOST_TEST((refused.status == send_status::closed));
+    refused.returned.reset();
+    after_drop.push_back(destroyed.load());
+  });
+  BOOST_TEST(after_drop == (std::vector<int>{0, 3, 5, 6}));
+}
+
 BOOST_AUTO_TEST_CASE(close_refuses_sends_and_still_drains_what_is_queued) {
   runtime rt(2);
   std::vector<std::uint64_t> got;
