@@ -13,10 +13,11 @@
 // the producer beside the lane's core, and at 64 keys from 5.2 to 11.9 M
 // (medians of three alternating runs, results/threads.md). A bounded channel
 // keeps taking one at a time: what the receiver holds would not count
-// against the bound, and senders would get room too early. Wakes mean "look again": a value
-// stays queued until a receiver takes it, so a cancelled receiver loses
-// nothing; a sender woken for room that leaves by cancellation passes the
-// wake on to the next blocked sender.
+// against the bound, and senders would get room too early.
+//
+// Wakes mean "look again": a value stays queued until a receiver takes it,
+// so a cancelled receiver loses nothing; a sender woken for room that leaves
+// by cancellation passes the wake on to the next blocked sender.
 #pragma once
 
 #include <cstddef>
