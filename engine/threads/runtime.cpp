@@ -58,6 +58,10 @@ std::uint64_t fresh_seed() {
 }  // namespace
 
 runtime::runtime(const runtime_config& config) : config_(config) {
+  if (config_.foreign_wake_gather_ns < 0) {
+    throw std::invalid_argument("lockstep::threads: foreign_wake_gather_ns must be 0 or more, got " +
+                                std::to_string(config_.foreign_wake_gather_ns));
+  }
   std::uint32_t n = config_.cores;
   if (n == 0) n = std::max(1U, std::thread::hardware_concurrency());
   cpus_ = config_.cpus;
@@ -70,7 +74,8 @@ runtime::runtime(const runtime_config& config) : config_(config) {
   }
   for (std::uint32_t i = 0; i < n; ++i) {
     schedulers_.push_back(std::make_unique<detail::scheduler>(*this, i, config_.stack_bytes,
-                                                                  config_.max_stacks_per_core));
+                                                                  config_.max_stacks_per_core,
+                                                                  config_.foreign_wake_gather_ns));
   }
 }
 
@@ -84,6 +89,12 @@ runtime::~runtime() {
 std::uint64_t runtime::idle_yields() const {
   std::uint64_t n = 0;
   for (const auto& s : schedulers_) n += s->idle_yields();
+  return n;
+}
+
+std::uint64_t runtime::foreign_gathers() const {
+  std::uint64_t n = 0;
+  for (const auto& s : schedulers_) n += s->foreign_gathers();
   return n;
 }
 

@@ -167,8 +167,9 @@ wake_reason suspend(std::unique_lock<lock_t>* lock, std::optional<std::int64_t> 
 
 // --- the scheduler -----------------------------------------------------------
 
-scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks)
-    : rt_(rt), core_(core), stacks_(stack_bytes, max_stacks) {}
+scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks,
+                     std::int64_t foreign_wake_gather_ns)
+    : rt_(rt), core_(core), stacks_(stack_bytes, max_stacks), gather_ns_(foreign_wake_gather_ns) {}
 
 scheduler::~scheduler() { stop_and_join(); }
 
@@ -246,10 +247,11 @@ void scheduler::idle() {
   // Pausing only, the spin lasts its whole time budget; with yields, which
   // take a system call each, at most spin_rounds rounds.
   for (int i = 0; !may_yield || i < spin_rounds; ++i) {
-    if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed) ||
-        sweep_.load(std::memory_order_relaxed)) {
+    if (inbox_.load(std::memory_order_relaxed) != nullptr) {
+      if (gather_ns_ > 0 && foreign_push_.load(std::memory_order_relaxed)) gather(may_yield);
       return;
     }
+    if (stop_.load(std::memory_order_relaxed) || sweep_.load(std::memory_order_relaxed)) return;
     if (i % yield_every == yield_every - 1) {
       if (may_yield) {
         sched_yield();
@@ -281,6 +283,39 @@ void scheduler::idle() {
     }
   }
   sleeping_.store(false, std::memory_order_relaxed);
+}
+
+// Called by an idle spin whose inbox has just filled, with a thread outside
+// the runtime among the pushers: it waits out gather_ns_ before the loop
+// runs what arrived. Such a thread (the lane router's producer) streams
+// items to fibers on this core; a fiber run the moment it is woken takes one
+// item and parks again, so every item costs the producer a wake (the claim
+// of the fiber and a push on this inbox, both on lines this core wrote last)
+// and this core a resume: at 64 keys 390,000-470,000 wakes per million items.
+// After the window the fiber finds a batch queued, and the producer's sends
+// meanwhile find it already woken. The lane router, M items/s, window off /
+// 30 us, medians of three alternating rounds (threads_bench --gather-ns,
+// results/threads.md): one key 3.89 / 4.67, 64 keys 3.31 / 8.54, 4,096 keys
+// 2.31 / 2.72 while the machine was slow (cross-core round trip 550-680
+// ns); one key 7.06 / 14.75 and 64 keys 9.22 / 16.54 in a fast minute (185
+// ns). The window is no longer than the idle spin it cuts short (50 us), so
+// it spends no CPU that spin would not have. A wake from a sibling core is
+// not delayed: the runtime's own hand-offs (a single-flight answer, a
+// shard's inbox) are latency, not streams. While the window lasts the thread
+// yields where that producer may share its CPU, as the idle spin does, and
+// pauses otherwise.
+void scheduler::gather(bool may_yield) {
+  foreign_gathers_.store(foreign_gathers_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const std::int64_t until = steady_now() + gather_ns_;
+  while (!stop_.load(std::memory_order_relaxed) && !sweep_.load(std::memory_order_relaxed)) {
+    if (may_yield) {
+      sched_yield();
+      idle_yields_.store(idle_yields_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      cpu_relax();
+    }
+    if (steady_now() >= until) return;
+  }
 }
 
 void scheduler::enqueue(fiber& f) {

@@ -11,6 +11,9 @@
 //     ~0.4 us spinning against ~10 us through a futex) that yields the CPU
 //     every few rounds, then a condition variable until the next timer is
 //     due. No work, no spinning.
+//   * a gather window: when a thread outside the runtime woke one of its
+//     fibers, an idle core waits a few us more before running it, so such
+//     a producer hands over a batch per wake (scheduler.cpp, gather()).
 //
 // The free functions below are what the primitives use: they act on the
 // calling thread's scheduler and its current fiber.
@@ -36,7 +39,8 @@ namespace lockstep::threads::detail {
 
 class scheduler {
  public:
-  scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks);
+  scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks,
+            std::int64_t foreign_wake_gather_ns);
   ~scheduler();
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
@@ -68,6 +72,8 @@ class scheduler {
   [[nodiscard]] fiber* current() const { return current_; }
   /// How often an idle spin of this thread has yielded its CPU (see idle()).
   [[nodiscard]] std::uint64_t idle_yields() const { return idle_yields_.load(std::memory_order_relaxed); }
+  /// How often this thread, idle, has gathered after a wake from outside the runtime.
+  [[nodiscard]] std::uint64_t foreign_gathers() const { return foreign_gathers_.load(std::memory_order_relaxed); }
 
  private:
   void thread_main(std::optional<int> pin_to, bool cpu_shared);
@@ -85,6 +91,7 @@ class scheduler {
   void drain_inbox();
   void fire_timers();
   void idle();
+  void gather(bool may_yield);
 
   runtime& rt_;
   const std::uint32_t core_;
@@ -100,6 +107,8 @@ class scheduler {
   fiber* live_head_ = nullptr;  // this core's live fibers, from their first resume to their end
   bool own_cpu_ = false;  // pinned to a CPU no sibling is pinned to (set as it starts)
   std::atomic<std::uint64_t> idle_yields_{0};  // written by this thread only; read by tests
+  const std::int64_t gather_ns_;  // runtime_config::foreign_wake_gather_ns
+  std::atomic<std::uint64_t> foreign_gathers_{0};  // written by this thread only; read by tests
 
   void push_inbox(fiber* first, fiber* last);
   // The inbox: pushed by any thread, taken by the home thread. Newest first.

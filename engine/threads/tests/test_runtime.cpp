@@ -699,16 +699,21 @@ BOOST_AUTO_TEST_CASE(a_timed_wait_that_ends_early_gives_up_its_timer_and_its_fib
 }
 
 namespace {
-// Items across the cores through one slot: each side idles at almost every
-// hand-off. Returns the idle yields counted during the exchange itself.
-std::uint64_t idle_yields_of_a_ping_pong(runtime& rt, std::uint64_t items) {
+struct idle_counts {
   std::uint64_t yields = 0;
+  std::uint64_t gathers = 0;
+};
+// Items across the cores through one slot: each side idles at almost every
+// hand-off. Returns the idle yields and gathers counted during the exchange itself.
+idle_counts idle_of_a_ping_pong(runtime& rt, std::uint64_t items) {
+  idle_counts counts;
   rt.run([&] {
     // run() put main on core 0 from this (outside) thread. Asleep, main
     // leaves core 0 nothing to run, so it enters its idle spin, which takes
     // that push's mark: the count below starts clean.
     rt.sleep_for(1 * ms);
     const std::uint64_t before = rt.idle_yields();
+    const std::uint64_t gathers_before = rt.foreign_gathers();
     auto [tx, rx] = runtime::channel<std::uint64_t>::bounded(rt, 1);
     std::uint64_t got = 0;
     auto r = rt.spawn_on(1, "receiver", [&, rx = std::move(rx)]() mutable {
@@ -717,12 +722,78 @@ std::uint64_t idle_yields_of_a_ping_pong(runtime& rt, std::uint64_t items) {
     for (std::uint64_t i = 1; i <= items; ++i) (void)tx.send(i);  // the sum below shows each arrived
     tx.reset();
     r.join();
-    yields = rt.idle_yields() - before;
+    counts.yields = rt.idle_yields() - before;
+    counts.gathers = rt.foreign_gathers() - gathers_before;
     BOOST_TEST(got == items * (items + 1) / 2);
   });
-  return yields;
+  return counts;
+}
+std::uint64_t idle_yields_of_a_ping_pong(runtime& rt, std::uint64_t items) {
+  return idle_of_a_ping_pong(rt, items).yields;
+}
+
+// A thread outside the runtime sends `items` one at a time to a receiver on
+// core 1, each after the previous one was taken, so core 1 idles before
+// almost every arrival. Returns the gathers counted meanwhile; checks that
+// every item arrived.
+std::uint64_t gathers_for_items_from_outside(runtime& rt, std::uint64_t items) {
+  std::atomic<std::uint64_t> acked{0};
+  std::atomic<int> refused{0};  // Boost.Test is not thread-safe: the outside thread only counts
+  std::uint64_t gathers = 0;
+  rt.run([&] {
+    auto [tx, rx] = runtime::channel<std::uint64_t>::unbounded(rt);
+    auto r = rt.spawn_on(1, "receiver", [&, rx = std::move(rx)]() mutable {
+      while (rx.recv()) acked.fetch_add(1);
+    });
+    until_parked(rt, r);
+    const std::uint64_t before = rt.foreign_gathers();
+    std::thread outside([&, tx = std::move(tx)]() mutable {
+      for (std::uint64_t i = 0; i < items; ++i) {
+        if (!tx.send(i).ok()) {
+          refused.fetch_add(1);
+          return;
+        }
+        while (acked.load() != i + 1) std::this_thread::yield();
+      }
+    });
+    r.join();
+    outside.join();
+    gathers = rt.foreign_gathers() - before;
+  });
+  BOOST_TEST(refused.load() == 0);
+  BOOST_TEST(acked.load() == items);
+  return gathers;
 }
 }  // namespace
+
+BOOST_AUTO_TEST_CASE(an_idle_core_gathers_after_a_wake_from_outside_the_runtime_and_never_after_a_siblings) {
+  // A producer outside the runtime: its wakes open a gather window (by
+  // default), unless the config turns it off.
+  {
+    runtime rt(2);
+    BOOST_TEST(gathers_for_items_from_outside(rt, 500) > 0U);
+  }
+  {
+    lockstep::threads::runtime_config cfg;
+    cfg.cores = 2;
+    cfg.foreign_wake_gather_ns = 0;
+    runtime rt(cfg);
+    BOOST_TEST(gathers_for_items_from_outside(rt, 500) == 0U);
+  }
+  // Hand-offs between the runtime's own cores are never delayed.
+  {
+    runtime rt(2);
+    BOOST_TEST(idle_of_a_ping_pong(rt, 2000).gathers == 0U);
+  }
+  {
+    lockstep::threads::runtime_config cfg;
+    cfg.cores = 2;
+    cfg.foreign_wake_gather_ns = -1;
+    BOOST_CHECK_EXCEPTION(runtime{cfg}, std::invalid_argument, [](const std::invalid_argument& e) {
+      return std::string(e.what()).find("foreign_wake_gather_ns must be 0 or more, got -1") != std::string::npos;
+    });
+  }
+}
 
 BOOST_AUTO_TEST_CASE(an_idle_core_yields_its_cpu_only_when_its_work_may_come_from_a_thread_sharing_it) {
   // Work from pinned siblings: a yield cannot help them, and on a loaded
