@@ -78,13 +78,13 @@ struct runtime_config {
   /// spare stack, so they may still block) and run() throws, naming it, once
   /// main and the teardown are done: the run fails, the process does not.
   std::size_t max_stacks_per_core = 0;
-  /// How long an idle core keeps gathering after a thread outside the
-  /// runtime has woken one of its fibers, before it runs them (0: not at
-  /// all). A producer thread outside the runtime (the lane router's, an I/O
+  /// How long a core that has run out of fibers waits before it takes wakes
+  /// that a thread outside the runtime pushed onto it (0: it does not wait).
+  /// A producer thread outside the runtime (the lane router's, an I/O
   /// thread) then hands over a batch per wake instead of an item: its wakes
   /// find the fiber already woken, and the fiber drains what piled up. It
   /// adds up to this much latency to such a wake, and none to a wake from
-  /// another core of the runtime (scheduler.cpp, idle()).
+  /// another core of the runtime (scheduler.cpp, gather()).
   std::int64_t foreign_wake_gather_ns = 30'000;
 };
 
@@ -119,13 +119,14 @@ class runtime {
   [[nodiscard]] std::uint32_t cores() const { return static_cast<std::uint32_t>(schedulers_.size()); }
   /// True once the kernel refused to pin a thread (it then ran unpinned).
   [[nodiscard]] bool pinning_refused() const { return pin_warned_.load(); }
-  /// How often the cores' idle spins have yielded their CPUs, all told. They
-  /// yield only while a thread that may share their CPU (one outside the
-  /// runtime, or a sibling when not every core has a CPU of its own) may be
-  /// the one that brings their work (scheduler.cpp); for tests.
+  /// How often the cores' idle spins and gather windows have yielded their
+  /// CPUs, all told. They yield only while a thread that may share their CPU
+  /// (one outside the runtime, or a sibling when not every core has a CPU of
+  /// its own) may be the one that brings their work (scheduler.cpp); for tests.
   [[nodiscard]] std::uint64_t idle_yields() const;
-  /// How often an idle core has gathered after a wake from outside the
-  /// runtime (runtime_config::foreign_wake_gather_ns), all told; for tests.
+  /// How often the cores have waited out a gather window before taking wakes
+  /// from outside the runtime (runtime_config::foreign_wake_gather_ns), all
+  /// told; for tests.
   [[nodiscard]] std::uint64_t foreign_gathers() const;
   /// The core of the calling fiber; 0 off this runtime's threads.
   [[nodiscard]] std::uint32_t current_core() const;

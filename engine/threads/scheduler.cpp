@@ -219,7 +219,14 @@ void scheduler::thread_main(std::optional<int> pin_to, bool cpu_shared) {
 void scheduler::loop() {
   std::uint32_t since_timers = 0;
   while (true) {
-    if (inbox_.load(std::memory_order_relaxed) != nullptr) drain_inbox();
+    if (inbox_.load(std::memory_order_relaxed) != nullptr) {
+      // Out of work, with wakes from outside the runtime waiting: gather first.
+      if (run_.empty() && gather_ns_ > 0 && foreign_wake_.load(std::memory_order_relaxed) &&
+          foreign_wake_.exchange(false, std::memory_order_relaxed)) {
+        gather();
+      }
+      drain_inbox();
+    }
     if (sweep_.load(std::memory_order_relaxed)) sweep();
     if (!timers_.empty() && (run_.empty() || ++since_timers >= dispatches_per_timer_check)) {
       since_timers = 0;
@@ -247,11 +254,10 @@ void scheduler::idle() {
   // Pausing only, the spin lasts its whole time budget; with yields, which
   // take a system call each, at most spin_rounds rounds.
   for (int i = 0; !may_yield || i < spin_rounds; ++i) {
-    if (inbox_.load(std::memory_order_relaxed) != nullptr) {
-      if (gather_ns_ > 0 && foreign_push_.load(std::memory_order_relaxed)) gather(may_yield);
+    if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed) ||
+        sweep_.load(std::memory_order_relaxed)) {
       return;
     }
-    if (stop_.load(std::memory_order_relaxed) || sweep_.load(std::memory_order_relaxed)) return;
     if (i % yield_every == yield_every - 1) {
       if (may_yield) {
         sched_yield();
@@ -285,35 +291,36 @@ void scheduler::idle() {
   sleeping_.store(false, std::memory_order_relaxed);
 }
 
-// Called by an idle spin whose inbox has just filled, with a thread outside
-// the runtime among the pushers: it waits out gather_ns_ before the loop
-// runs what arrived. Such a thread (the lane router's producer) streams
-// items to fibers on this core; a fiber run the moment it is woken takes one
-// item and parks again, so every item costs the producer a wake (the claim
-// of the fiber and a push on this inbox, both on lines this core wrote last)
-// and this core a resume: at 64 keys 390,000-470,000 wakes per million items.
-// After the window the fiber finds a batch queued, and the producer's sends
-// meanwhile find it already woken. The lane router, M items/s, window off /
-// 30 us, medians of three alternating rounds (threads_bench --gather-ns,
-// results/threads.md): one key 3.89 / 4.67, 64 keys 3.31 / 8.54, 4,096 keys
-// 2.31 / 2.72 while the machine was slow (cross-core round trip 550-680
-// ns); one key 7.06 / 14.75 and 64 keys 9.22 / 16.54 in a fast minute (185
-// ns). The window is no longer than the idle spin it cuts short (50 us), so
-// it spends no CPU that spin would not have. A wake from a sibling core is
-// not delayed: the runtime's own hand-offs (a single-flight answer, a
-// shard's inbox) are latency, not streams. While the window lasts the thread
-// yields where that producer may share its CPU, as the idle spin does, and
-// pauses otherwise.
-void scheduler::gather(bool may_yield) {
+// Called by the loop when it has run out of fibers and its inbox holds
+// wakes, some pushed by a thread outside the runtime since the last gather:
+// it waits out gather_ns_ before it takes them. Such a thread (the lane
+// router's producer) streams items to fibers on this core; a fiber run the
+// moment it is woken takes one item and parks again, so every item costs the
+// producer a wake (the claim of the fiber and a push on this inbox, both on
+// lines this core wrote last) and this core a resume: at 64 keys
+// 390,000-470,000 wakes per million items. After the window each fiber finds
+// a batch queued, and the producer's sends meanwhile find it already woken.
+// It gathers whenever the core runs out of fibers, not only when a wake
+// interrupts its idle spin (the first version): a core kept busy never idled,
+// ran each wake at once and slid back to an item per wake (at 64 keys with a
+// ttl it gathered 500 times a run against 1,200 without); five alternating
+// rounds of each, 4,096 keys with a ttl 4.1-5.5 -> 6.4-7.4 M items/s where
+// the machine was fast. The lane router, M items/s, window off / 30 us, medians of three
+// alternating rounds (threads_bench --gather-ns, cross-core round trip
+// 170-280 ns, results/threads.md): one key 6.37 / 14.74, with a 1 ms ttl
+// 7.20 / 14.17; 64 keys 8.85 / 16.47 (with a ttl 8.38 / 8.58); 4,096 keys
+// 7.07 / 7.39, with a ttl 3.36 / 6.09 (80,000 / 30,000 lanes opened). The
+// single-flight and shard figures did not move. A wake from a sibling core is
+// not delayed: the runtime's own hand-offs (a single-flight answer, a shard's
+// inbox) are latency, not streams. The window yields the CPU, which that
+// producer may share, and is shorter than the idle spin (50 us), so it
+// spends no more CPU than idling would have.
+void scheduler::gather() {
   foreign_gathers_.store(foreign_gathers_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const std::int64_t until = steady_now() + gather_ns_;
   while (!stop_.load(std::memory_order_relaxed) && !sweep_.load(std::memory_order_relaxed)) {
-    if (may_yield) {
-      sched_yield();
-      idle_yields_.store(idle_yields_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    } else {
-      cpu_relax();
-    }
+    sched_yield();
+    idle_yields_.store(idle_yields_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (steady_now() >= until) return;
   }
 }
@@ -340,8 +347,9 @@ void scheduler::push_inbox(fiber* first, fiber* last) {
     last->inbox_next = head;
   } while (!inbox_.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
   const scheduler* pusher = tls_scheduler;
-  if ((pusher == nullptr || &pusher->rt_ != &rt_) && !foreign_push_.load(std::memory_order_relaxed)) {
-    foreign_push_.store(true, std::memory_order_relaxed);
+  if (pusher == nullptr || &pusher->rt_ != &rt_) {
+    if (!foreign_push_.load(std::memory_order_relaxed)) foreign_push_.store(true, std::memory_order_relaxed);
+    if (!foreign_wake_.load(std::memory_order_relaxed)) foreign_wake_.store(true, std::memory_order_relaxed);
   }
   if (sleeping_.load()) {
     std::lock_guard<std::mutex> hold(sleep_mu_);

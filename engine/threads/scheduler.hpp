@@ -11,9 +11,10 @@
 //     ~0.4 us spinning against ~10 us through a futex) that yields the CPU
 //     every few rounds, then a condition variable until the next timer is
 //     due. No work, no spinning.
-//   * a gather window: when a thread outside the runtime woke one of its
-//     fibers, an idle core waits a few us more before running it, so such
-//     a producer hands over a batch per wake (scheduler.cpp, gather()).
+//   * a gather window: a core that has run out of fibers while wakes from a
+//     thread outside the runtime wait in its inbox waits 30 us more before
+//     it takes them, so such a producer hands over a batch per wake
+//     (scheduler.cpp, gather()).
 //
 // The free functions below are what the primitives use: they act on the
 // calling thread's scheduler and its current fiber.
@@ -72,7 +73,7 @@ class scheduler {
   [[nodiscard]] fiber* current() const { return current_; }
   /// How often an idle spin of this thread has yielded its CPU (see idle()).
   [[nodiscard]] std::uint64_t idle_yields() const { return idle_yields_.load(std::memory_order_relaxed); }
-  /// How often this thread, idle, has gathered after a wake from outside the runtime.
+  /// How often this thread has waited out a gather window (gather()).
   [[nodiscard]] std::uint64_t foreign_gathers() const { return foreign_gathers_.load(std::memory_order_relaxed); }
 
  private:
@@ -91,7 +92,7 @@ class scheduler {
   void drain_inbox();
   void fire_timers();
   void idle();
-  void gather(bool may_yield);
+  void gather();
 
   runtime& rt_;
   const std::uint32_t core_;
@@ -116,6 +117,8 @@ class scheduler {
   // Set by a push from a thread that is not one of this runtime's schedulers
   // (on the inbox's line, which the push writes anyway), taken by idle().
   std::atomic<bool> foreign_push_{false};
+  // Set with foreign_push_, taken by the loop when it gathers (gather()).
+  std::atomic<bool> foreign_wake_{false};
   // Sleeping: a pusher that sees sleeping_ takes sleep_mu_ to notify, and the
   // sleeper holds sleep_mu_ from before it sets sleeping_ (and looks at the
   // inbox a last time) until the wait releases it, so no wake is lost.
