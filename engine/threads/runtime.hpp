@@ -82,9 +82,12 @@ struct runtime_config {
   /// that a thread outside the runtime pushed onto it (0: it does not wait).
   /// A producer thread outside the runtime (the lane router's, an I/O
   /// thread) then hands over a batch per wake instead of an item: its wakes
-  /// find the fiber already woken, and the fiber drains what piled up. It
-  /// adds up to this much latency to such a wake, and none to a wake from
-  /// another core of the runtime (scheduler.cpp, gather()).
+  /// find the fiber already woken, and the fiber drains what piled up. While
+  /// such wakes are pending, a core takes its inbox once a round (when it has
+  /// run every runnable fiber, or after 64 of them) and then waits this long,
+  /// so they may wait that much more, and wakes from other cores that share
+  /// the inbox with them too. A core whose wakes all come from other cores
+  /// of the runtime takes them at once (scheduler.cpp, gather()).
   std::int64_t foreign_wake_gather_ns = 30'000;
 };
 

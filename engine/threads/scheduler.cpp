@@ -218,14 +218,25 @@ void scheduler::thread_main(std::optional<int> pin_to, bool cpu_shared) {
 
 void scheduler::loop() {
   std::uint32_t since_timers = 0;
+  std::uint32_t since_drain = 0;
   while (true) {
     if (inbox_.load(std::memory_order_relaxed) != nullptr) {
-      // Out of work, with wakes from outside the runtime waiting: gather first.
-      if (run_.empty() && gather_ns_ > 0 && foreign_wake_.load(std::memory_order_relaxed) &&
-          foreign_wake_.exchange(false, std::memory_order_relaxed)) {
-        gather();
+      if (gather_ns_ > 0 && foreign_wake_.load(std::memory_order_relaxed)) {
+        // Wakes from outside the runtime wait for the end of the round, and
+        // then for the gather window (gather()); a round that runs long still
+        // takes them every so many dispatches.
+        if (run_.empty()) {
+          foreign_wake_.store(false, std::memory_order_relaxed);
+          gather();
+          since_drain = 0;
+          drain_inbox();
+        } else if (++since_drain >= dispatches_per_timer_check) {
+          since_drain = 0;
+          drain_inbox();
+        }
+      } else {
+        drain_inbox();
       }
-      drain_inbox();
     }
     if (sweep_.load(std::memory_order_relaxed)) sweep();
     if (!timers_.empty() && (run_.empty() || ++since_timers >= dispatches_per_timer_check)) {
@@ -300,21 +311,22 @@ void scheduler::idle() {
 // lines this core wrote last) and this core a resume: at 64 keys
 // 390,000-470,000 wakes per million items. After the window each fiber finds
 // a batch queued, and the producer's sends meanwhile find it already woken.
-// It gathers whenever the core runs out of fibers, not only when a wake
-// interrupts its idle spin (the first version): a core kept busy never idled,
-// ran each wake at once and slid back to an item per wake (at 64 keys with a
-// ttl it gathered 500 times a run against 1,200 without); five alternating
-// rounds of each, 4,096 keys with a ttl 4.1-5.5 -> 6.4-7.4 M items/s where
-// the machine was fast. The lane router, M items/s, window off / 30 us, medians of three
-// alternating rounds (threads_bench --gather-ns, cross-core round trip
-// 170-280 ns, results/threads.md): one key 6.37 / 14.74, with a 1 ms ttl
-// 7.20 / 14.17; 64 keys 8.85 / 16.47 (with a ttl 8.38 / 8.58); 4,096 keys
-// 7.07 / 7.39, with a ttl 3.36 / 6.09 (80,000 / 30,000 lanes opened). The
-// single-flight and shard figures did not move. A wake from a sibling core is
-// not delayed: the runtime's own hand-offs (a single-flight answer, a shard's
-// inbox) are latency, not streams. The window yields the CPU, which that
-// producer may share, and is shorter than the idle spin (50 us), so it
-// spends no more CPU than idling would have.
+// While such wakes are pending, the loop also leaves them in the inbox until
+// its round ends (or 64 dispatches pass), so each fiber runs once a round:
+// gathering only when an idle spin was interrupted (the first version) let a
+// busy core run each wake at once and slide back to an item per wake, and
+// taking the inbox at every dispatch (the second) did the same within a
+// long round: at 64 keys with a 1 ms ttl, 170,000-230,000 wakes per million
+// items and 5.1 against 10.9 M items/s for this version (three alternating
+// rounds). The lane router, M items/s, window off / 30 us, medians of three
+// alternating rounds (threads_bench --gather-ns, results/threads.md), with
+// the cross-core round trip at 490-700 ns: one key 3.77 / 4.48, 64 keys
+// 3.25 / 12.40, with a ttl 3.09 / 12.10, 4,096 keys 2.34 / 3.07. The
+// single-flight and shard figures did not move. Wakes from sibling cores
+// alone are taken at once: the runtime's own hand-offs (a single-flight
+// answer, a shard's inbox) are latency, not streams. The window yields the
+// CPU, which that producer may share, and is shorter than the idle spin (50
+// us), so it spends no more CPU than idling would have.
 void scheduler::gather() {
   foreign_gathers_.store(foreign_gathers_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const std::int64_t until = steady_now() + gather_ns_;

@@ -11,9 +11,9 @@
 //     ~0.4 us spinning against ~10 us through a futex) that yields the CPU
 //     every few rounds, then a condition variable until the next timer is
 //     due. No work, no spinning.
-//   * a gather window: a core that has run out of fibers while wakes from a
-//     thread outside the runtime wait in its inbox waits 30 us more before
-//     it takes them, so such a producer hands over a batch per wake
+//   * a gather window: while wakes from a thread outside the runtime wait
+//     in its inbox, a core takes the inbox once a round, and waits 30 us
+//     more before it does, so such a producer hands over a batch per wake
 //     (scheduler.cpp, gather()).
 //
 // The free functions below are what the primitives use: they act on the

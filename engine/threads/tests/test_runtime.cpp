@@ -766,6 +766,38 @@ std::uint64_t gathers_for_items_from_outside(runtime& rt, std::uint64_t items) {
 }
 }  // namespace
 
+BOOST_AUTO_TEST_CASE(a_core_kept_busy_still_takes_a_wake_from_outside_the_runtime) {
+  // Wakes from outside wait for the end of a round; a fiber that keeps
+  // yielding makes the round endless, so the loop must take them anyway
+  // after a bounded number of dispatches. Without that bound the receiver
+  // never ran and the yielder gave up.
+  runtime rt(2);
+  std::atomic<bool> received{false};
+  bool gave_up = true;
+  rt.run([&] {
+    auto [tx, rx] = runtime::channel<int>::unbounded(rt);
+    auto r = rt.spawn_on(1, "receiver", [&, rx = std::move(rx)]() mutable {
+      if (rx.recv()) received.store(true);
+    });
+    until_parked(rt, r);
+    auto busy = rt.spawn_on(1, "yielder", [&] {
+      for (long i = 0; i < 20'000'000; ++i) {
+        if (received.load()) {
+          gave_up = false;
+          return;
+        }
+        rt.yield_now();
+      }
+    });
+    std::thread outside([tx = std::move(tx)]() mutable { (void)tx.send(1); });
+    outside.join();
+    busy.join();
+    r.join();
+  });
+  BOOST_TEST(received.load());
+  BOOST_TEST(!gave_up);
+}
+
 BOOST_AUTO_TEST_CASE(an_idle_core_gathers_after_a_wake_from_outside_the_runtime_and_never_after_a_siblings) {
   // A producer outside the runtime: its wakes open a gather window (by
   // default), unless the config turns it off.
