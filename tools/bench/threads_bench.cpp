@@ -29,7 +29,8 @@
 //                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]
 //                      [--producer-cpu 0|1] [--gather-ns NS] [--timeout SECONDS]
 // (--only also takes single_flight_uncontended or single_flight_contended alone;
-// --items scales every workload's item count, default 1000000: smaller for
+// --only foreign_round_trip measures, alone, what the runtime's gather window
+// costs a request from a thread outside it; --items scales every workload's item count, default 1000000: smaller for
 // runs under callgrind; --keys and --ttl pick one lane_router figure, so a
 // profile holds that workload alone; --sf-place by_key puts every waiter of a
 // key on one core, instead of alternating cores waiter by waiter; --sf-cores 1
@@ -304,6 +305,48 @@ void bench_lane_router(std::uint64_t keys, std::uint64_t items, std::optional<st
   std::fflush(stdout);
 }
 
+// --- foreign_round_trip ----------------------------------------------------------
+
+/// What the gather window costs a request from outside the runtime: a thread
+/// outside it sends an item to a fiber on core 1 and spins until the fiber
+/// has stored it back, `trips` times, pausing `pause_us` between trips (10:
+/// the core is still in its idle spin; 100: it has gone to sleep). Not in the
+/// table: tokio has no such figure here.
+void bench_foreign_round_trip(std::uint64_t trips, int pause_us) {
+  hosted_runtime host;
+  runtime& rt = host.rt();
+  std::vector<double> us;
+  us.reserve(trips);
+  {
+    auto [tx, rx] = runtime::channel<std::uint64_t>::unbounded(rt);
+    struct alignas(64) answer_t {
+      std::atomic<std::uint64_t> value{0};
+    };
+    auto answer = std::make_shared<answer_t>();
+    (void)rt.spawn_on(1, "echo", [answer, rx = std::move(rx)]() mutable {
+      while (auto v = rx.recv()) answer->value.store(*v, std::memory_order_release);
+    });
+    for (std::uint64_t i = 1; i <= trips; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (void)tx.send(i);
+      while (answer->value.load(std::memory_order_acquire) != i) {
+      }
+      us.push_back(secs_since(t0) * 1e6);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(pause_us);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+  }  // the sender goes: the echo fiber ends, and the host's run() can return
+  std::sort(us.begin(), us.end());
+  const auto at = [&](double q) { return us[static_cast<std::size_t>(q * static_cast<double>(us.size() - 1))]; };
+  std::printf(
+      "{\"bench\":\"foreign_round_trip\",\"trips\":%llu,\"pause_us\":%d,\"foreign_wake_gather_ns\":%lld,"
+      "\"median_us\":%.2f,\"p90_us\":%.2f,\"p99_us\":%.2f}\n",
+      static_cast<unsigned long long>(trips), pause_us, static_cast<long long>(two_cores().foreign_wake_gather_ns),
+      at(0.5), at(0.9), at(0.99));
+  std::fflush(stdout);
+}
+
 // --- single_flight ----------------------------------------------------------------
 
 using flight_table = single_flight<runtime, std::uint64_t, std::uint64_t>;
@@ -558,7 +601,7 @@ int main(int argc, char** argv) {
   std::string only, ttl_only;
   std::uint64_t items = 1'000'000, keys_only = 0, timeout_s = 600;
   const char* const usage =
-      "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor] [--items N] "
+      "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor|foreign_round_trip] [--items N] "
       "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--producer-cpu 0|1] [--gather-ns NS] [--timeout SECONDS, default 600, at most a week]\n";
   // A positive whole number, or a line naming the flag and what it wanted.
   const auto count = [](const std::string& flag, const char* text, std::uint64_t& out) {
@@ -594,7 +637,7 @@ int main(int argc, char** argv) {
       if (flag == "--timeout") timeout_s = n;
     } else if (flag == "--only" && (value == "lane_router" || value == "single_flight" ||
                                     value == "single_flight_uncontended" || value == "single_flight_contended" ||
-                                    value == "shard_reactor")) {
+                                    value == "shard_reactor" || value == "foreign_round_trip")) {
       only = value;
     } else if (flag == "--ttl" && (value == "off" || value == "1")) {
       ttl_only = value;
@@ -644,6 +687,10 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "single_flight" || only == "single_flight_uncontended") bench_sf_uncontended(items);
   if (only.empty() || only == "single_flight" || only == "single_flight_contended") bench_sf_contended(1000, 64);
   if (only.empty() || only == "shard_reactor") bench_shard_reactor(4096, items);
+  if (only == "foreign_round_trip") {
+    bench_foreign_round_trip(20000, 10);
+    bench_foreign_round_trip(20000, 100);
+  }
   std::printf("{\"bench\":\"wall\",\"secs\":%.2f}\n", secs_since(wall));
   return 0;
 }
