@@ -307,26 +307,18 @@ void scheduler::idle() {
 // it waits out gather_ns_ before it takes them. Such a thread (the lane
 // router's producer) streams items to fibers on this core; a fiber run the
 // moment it is woken takes one item and parks again, so every item costs the
-// producer a wake (the claim of the fiber and a push on this inbox, both on
-// lines this core wrote last) and this core a resume: at 64 keys
-// 390,000-470,000 wakes per million items. After the window each fiber finds
-// a batch queued, and the producer's sends meanwhile find it already woken.
-// While such wakes are pending, the loop also leaves them in the inbox until
-// its round ends (or 64 dispatches pass), so each fiber runs once a round:
-// gathering only when an idle spin was interrupted (the first version) let a
-// busy core run each wake at once and slide back to an item per wake, and
-// taking the inbox at every dispatch (the second) did the same within a
-// long round: at 64 keys with a 1 ms ttl, 170,000-230,000 wakes per million
-// items and 5.1 against 10.9 M items/s for this version (three alternating
-// rounds). The lane router, M items/s, window off / 30 us, medians of three
-// alternating rounds (threads_bench --gather-ns, results/threads.md), with
-// the cross-core round trip at 490-700 ns: one key 3.77 / 4.48, 64 keys
-// 3.25 / 12.40, with a ttl 3.09 / 12.10, 4,096 keys 2.34 / 3.07. The
-// single-flight and shard figures did not move. Wakes from sibling cores
-// alone are taken at once: the runtime's own hand-offs (a single-flight
-// answer, a shard's inbox) are latency, not streams. The window yields the
-// CPU, which that producer may share, and is shorter than the idle spin (50
-// us), so it spends no more CPU than idling would have.
+// producer a wake (the claim of the fiber and a push on this inbox, on lines
+// this core wrote last): 390,000-470,000 per million items at 64 keys. After
+// the window each fiber finds a batch, and the producer's sends meanwhile
+// find it already woken. The loop also leaves such wakes in the inbox until
+// its round ends (or 64 dispatches pass), so each fiber runs once a round;
+// taking them at once let a busy core slide back to an item per wake. Window
+// off / 30 us at 64 keys: 3.25 / 12.40 M items/s (results/threads.md, with
+// the versions tried and what the window costs a request from outside).
+// Wakes from sibling cores alone are taken at once: the runtime's own
+// hand-offs are latency, not streams. The window yields the CPU, which that
+// producer may share, and is shorter than the idle spin (50 us), so it
+// spends no more CPU than idling would have.
 void scheduler::gather() {
   foreign_gathers_.store(foreign_gathers_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const std::int64_t until = steady_now() + gather_ns_;

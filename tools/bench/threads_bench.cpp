@@ -25,13 +25,13 @@
 // Each figure: one untimed warm-up, then --runs timed runs (default 5); the
 // median and every sample are printed, with the share of the machine's CPU
 // other processes used during each run (from /proc/stat), as the peer does.
-// Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor] [--items N]
+// Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor|foreign_round_trip] [--items N]
 //                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]
 //                      [--producer-cpu 0|1] [--gather-ns NS] [--timeout SECONDS]
-// (--only also takes single_flight_uncontended or single_flight_contended alone;
-// --only foreign_round_trip measures, alone, what the runtime's gather window
-// costs a request from a thread outside it; --items scales every workload's item count, default 1000000: smaller for
-// runs under callgrind; --keys and --ttl pick one lane_router figure, so a
+// (--only also takes single_flight_uncontended or single_flight_contended
+// alone; --only foreign_round_trip measures, alone, what the runtime's gather
+// window costs a request from a thread outside it; --items scales every
+// workload's item count, default 1000000: smaller for runs under callgrind; --keys and --ttl pick one lane_router figure, so a
 // profile holds that workload alone; --sf-place by_key puts every waiter of a
 // key on one core, instead of alternating cores waiter by waiter; --sf-cores 1
 // runs that figure on one core; --producer-cpu pins the lane router's producer

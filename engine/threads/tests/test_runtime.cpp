@@ -728,41 +728,39 @@ idle_counts idle_of_a_ping_pong(runtime& rt, std::uint64_t items) {
   });
   return counts;
 }
-std::uint64_t idle_yields_of_a_ping_pong(runtime& rt, std::uint64_t items) {
-  return idle_of_a_ping_pong(rt, items).yields;
-}
-
 // A thread outside the runtime sends `items` one at a time to a receiver on
 // core 1, each after the previous one was taken, so core 1 idles before
-// almost every arrival. Returns the gathers counted meanwhile; checks that
-// every item arrived.
-std::uint64_t gathers_for_items_from_outside(runtime& rt, std::uint64_t items) {
+// almost every arrival. Returns the idle yields and gathers counted
+// meanwhile; checks that every item arrived.
+idle_counts idle_of_items_from_outside(runtime& rt, std::uint64_t items) {
   std::atomic<std::uint64_t> acked{0};
   std::atomic<int> refused{0};  // Boost.Test is not thread-safe: the outside thread only counts
-  std::uint64_t gathers = 0;
+  idle_counts counts;
   rt.run([&] {
     auto [tx, rx] = runtime::channel<std::uint64_t>::unbounded(rt);
     auto r = rt.spawn_on(1, "receiver", [&, rx = std::move(rx)]() mutable {
       while (rx.recv()) acked.fetch_add(1);
     });
     until_parked(rt, r);
-    const std::uint64_t before = rt.foreign_gathers();
+    const std::uint64_t yields_before = rt.idle_yields();
+    const std::uint64_t gathers_before = rt.foreign_gathers();
     std::thread outside([&, tx = std::move(tx)]() mutable {
       for (std::uint64_t i = 0; i < items; ++i) {
         if (!tx.send(i).ok()) {
           refused.fetch_add(1);
           return;
         }
-        while (acked.load() != i + 1) std::this_thread::yield();
+        while (acked.load() != i + 1) std::this_thread::yield();  // one item at a time
       }
     });
-    r.join();
+    r.join();  // ends once the outside thread's sender is gone
     outside.join();
-    gathers = rt.foreign_gathers() - before;
+    counts.yields = rt.idle_yields() - yields_before;
+    counts.gathers = rt.foreign_gathers() - gathers_before;
   });
   BOOST_TEST(refused.load() == 0);
   BOOST_TEST(acked.load() == items);
-  return gathers;
+  return counts;
 }
 }  // namespace
 
@@ -803,14 +801,14 @@ BOOST_AUTO_TEST_CASE(an_idle_core_gathers_after_a_wake_from_outside_the_runtime_
   // default), unless the config turns it off.
   {
     runtime rt(2);
-    BOOST_TEST(gathers_for_items_from_outside(rt, 500) > 0U);
+    BOOST_TEST(idle_of_items_from_outside(rt, 500).gathers > 0U);
   }
   {
     lockstep::threads::runtime_config cfg;
     cfg.cores = 2;
     cfg.foreign_wake_gather_ns = 0;
     runtime rt(cfg);
-    BOOST_TEST(gathers_for_items_from_outside(rt, 500) == 0U);
+    BOOST_TEST(idle_of_items_from_outside(rt, 500).gathers == 0U);
   }
   // Hand-offs between the runtime's own cores are never delayed.
   {
@@ -834,7 +832,7 @@ BOOST_AUTO_TEST_CASE(an_idle_core_yields_its_cpu_only_when_its_work_may_come_fro
   // The previous build yielded in every idle spin here.
   {
     runtime rt(2);
-    const std::uint64_t yields = idle_yields_of_a_ping_pong(rt, 2000);
+    const std::uint64_t yields = idle_of_a_ping_pong(rt, 2000).yields;
     BOOST_TEST(!rt.pinning_refused());  // else the siblings may share CPUs, and yield
     BOOST_TEST(yields == 0U);
   }
@@ -845,45 +843,19 @@ BOOST_AUTO_TEST_CASE(an_idle_core_yields_its_cpu_only_when_its_work_may_come_fro
     cfg.cores = 2;
     cfg.pin = false;
     runtime rt(cfg);
-    BOOST_TEST(idle_yields_of_a_ping_pong(rt, 500) > 0U);
+    BOOST_TEST(idle_of_a_ping_pong(rt, 500).yields > 0U);
   }
   {
     lockstep::threads::runtime_config cfg;
     cfg.cores = 2;
     cfg.cpus = {affinity()[0]};
     runtime rt(cfg);
-    BOOST_TEST(idle_yields_of_a_ping_pong(rt, 500) > 0U);
+    BOOST_TEST(idle_of_a_ping_pong(rt, 500).yields > 0U);
   }
   // A thread outside the runtime (a producer like the lane router's) may share
   // this CPU: the receiving core yields while it waits for the next item.
   {
     runtime rt(2);
-    std::atomic<std::uint64_t> acked{0};
-    std::atomic<int> refused{0};  // Boost.Test is not thread-safe: the outside thread only counts
-    constexpr std::uint64_t items = 500;
-    std::uint64_t yields = 0;
-    rt.run([&] {
-      auto [tx, rx] = runtime::channel<std::uint64_t>::unbounded(rt);
-      auto r = rt.spawn_on(1, "receiver", [&, rx = std::move(rx)]() mutable {
-        while (rx.recv()) acked.fetch_add(1);
-      });
-      until_parked(rt, r);
-      const std::uint64_t before = rt.idle_yields();
-      std::thread outside([&, tx = std::move(tx)]() mutable {
-        for (std::uint64_t i = 0; i < items; ++i) {
-          if (!tx.send(i).ok()) {
-            refused.fetch_add(1);
-            return;
-          }
-          while (acked.load() != i + 1) std::this_thread::yield();  // one item at a time
-        }
-      });
-      r.join();  // ends once the outside thread's sender is gone
-      outside.join();
-      yields = rt.idle_yields() - before;
-    });
-    BOOST_TEST(refused.load() == 0);
-    BOOST_TEST(acked.load() == items);
-    BOOST_TEST(yields > 0U);
+    BOOST_TEST(idle_of_items_from_outside(rt, 500).yields > 0U);
   }
 }
