@@ -62,6 +62,10 @@ runtime::runtime(const runtime_config& config) : config_(config) {
     throw std::invalid_argument("lockstep::threads: foreign_wake_gather_ns must be 0 or more, got " +
                                 std::to_string(config_.foreign_wake_gather_ns));
   }
+  if (config_.timer_resolution_ns < 0) {
+    throw std::invalid_argument("lockstep::threads: timer_resolution_ns must be 0 or more, got " +
+                                std::to_string(config_.timer_resolution_ns));
+  }
   std::uint32_t n = config_.cores;
   if (n == 0) n = std::max(1U, std::thread::hardware_concurrency());
   cpus_ = config_.cpus;
@@ -75,7 +79,8 @@ runtime::runtime(const runtime_config& config) : config_(config) {
   for (std::uint32_t i = 0; i < n; ++i) {
     schedulers_.push_back(std::make_unique<detail::scheduler>(*this, i, config_.stack_bytes,
                                                                   config_.max_stacks_per_core,
-                                                                  config_.foreign_wake_gather_ns));
+                                                                  config_.foreign_wake_gather_ns,
+                                                                  config_.timer_resolution_ns));
   }
 }
 

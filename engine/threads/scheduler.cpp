@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -168,8 +169,12 @@ wake_reason suspend(std::unique_lock<lock_t>* lock, std::optional<std::int64_t> 
 // --- the scheduler -----------------------------------------------------------
 
 scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks,
-                     std::int64_t foreign_wake_gather_ns)
-    : rt_(rt), core_(core), stacks_(stack_bytes, max_stacks), gather_ns_(foreign_wake_gather_ns) {}
+                     std::int64_t foreign_wake_gather_ns, std::int64_t timer_resolution_ns)
+    : rt_(rt),
+      core_(core),
+      stacks_(stack_bytes, max_stacks),
+      gather_ns_(foreign_wake_gather_ns),
+      tick_ns_(timer_resolution_ns) {}
 
 scheduler::~scheduler() { stop_and_join(); }
 
@@ -285,7 +290,7 @@ void scheduler::idle() {
   // sleep that short may overshoot by that much) is waited out awake; the
   // loop fires it when due. Lanes with an idle ttl keep thousands of such
   // timers, each a few us apart.
-  if (!timers_.empty() && timers_.next_deadline() - steady_now() < near_timer_ns) return;
+  if (!timers_.empty() && fires_at(timers_.next_deadline()) - steady_now() < near_timer_ns) return;
   std::unique_lock<std::mutex> lock(sleep_mu_);
   // seq_cst, as the pusher's push and its load of sleeping_: either it sees
   // this store (and notifies, under sleep_mu_, once this wait holds it no
@@ -295,7 +300,7 @@ void scheduler::idle() {
     if (timers_.empty()) {
       wakeup_.wait(lock);
     } else {
-      const std::chrono::steady_clock::time_point due{std::chrono::nanoseconds(timers_.next_deadline())};
+      const std::chrono::steady_clock::time_point due{std::chrono::nanoseconds(fires_at(timers_.next_deadline()))};
       wakeup_.wait_until(lock, due);
     }
   }
@@ -412,8 +417,24 @@ void scheduler::drain_inbox() {
   }
 }
 
+// Timers fire on ticks: at each tick, every timer due since the last, in
+// deadline order (the heap keeps exact deadlines, so two waits in one tick
+// still end in the order they were due). A wait ends at most a tick late, as
+// under tokio's 1 ms wheel. Why not exact: with a lane's idle ttl at 1 ms
+// and 4,096 keys, a pass over the keys takes about a ttl, and waits ended
+// on the dot reaped lanes that the next pass reopened, a storm that fed
+// itself (results/threads.md).
+std::int64_t scheduler::fires_at(std::int64_t deadline) const {
+  if (tick_ns_ <= 1) return deadline;
+  if (deadline > std::numeric_limits<std::int64_t>::max() - tick_ns_) return std::numeric_limits<std::int64_t>::max();
+  std::int64_t tick = deadline / tick_ns_ * tick_ns_;  // rounds toward zero: up when negative
+  if (tick < deadline) tick += tick_ns_;
+  return tick;
+}
+
 void scheduler::fire_timers() {
-  const std::int64_t now = steady_now();
+  std::int64_t now = steady_now();
+  if (tick_ns_ > 1) now -= now % tick_ns_;  // the last tick: steady_clock counts up from 0
   while (!timers_.empty() && timers_.next_deadline() <= now) {
     // Its wait is still pending (an entry leaves the heap when its wait
     // ends), unless a waker on another thread claimed it a moment ago.

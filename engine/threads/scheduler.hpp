@@ -2,7 +2,8 @@
 // running its fibers on Boost.Context, with
 //   * a run queue (FIFO, home thread only),
 //   * a timer heap on steady_clock ordered by (deadline, sequence), from
-//     which a wait's entry leaves when the wait ends (timer_heap.hpp),
+//     which a wait's entry leaves when the wait ends (timer_heap.hpp), fired
+//     on ticks of runtime_config::timer_resolution_ns (1 ms, as tokio's),
 //   * an inbox for wakes and spawns from other threads: a lock-free stack
 //     of fibers (one compare-exchange a push, a batch one compare-exchange
 //     too) that the home thread takes whole with one exchange and reverses,
@@ -41,7 +42,7 @@ namespace lockstep::threads::detail {
 class scheduler {
  public:
   scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks,
-            std::int64_t foreign_wake_gather_ns);
+            std::int64_t foreign_wake_gather_ns, std::int64_t timer_resolution_ns);
   ~scheduler();
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
@@ -109,6 +110,9 @@ class scheduler {
   bool own_cpu_ = false;  // pinned to a CPU no sibling is pinned to (set as it starts)
   std::atomic<std::uint64_t> idle_yields_{0};  // written by this thread only; read by tests
   const std::int64_t gather_ns_;  // runtime_config::foreign_wake_gather_ns
+  const std::int64_t tick_ns_;    // runtime_config::timer_resolution_ns
+  // The moment a timer due at `deadline` fires: the first tick at or after it.
+  [[nodiscard]] std::int64_t fires_at(std::int64_t deadline) const;
   std::atomic<std::uint64_t> foreign_gathers_{0};  // written by this thread only; read by tests
 
   void push_inbox(fiber* first, fiber* last);

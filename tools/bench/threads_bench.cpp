@@ -27,7 +27,8 @@
 // other processes used during each run (from /proc/stat), as the peer does.
 // Usage: threads_bench [--runs N] [--only lane_router|single_flight|shard_reactor|foreign_round_trip] [--items N]
 //                      [--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2]
-//                      [--producer-cpu 0|1] [--gather-ns NS] [--timeout SECONDS]
+//                      [--producer-cpu 0|1] [--gather-ns NS] [--timer-resolution-ns NS]
+//                      [--timeout SECONDS]
 // (--only also takes single_flight_uncontended or single_flight_contended
 // alone; --only foreign_round_trip measures, alone, what the runtime's gather
 // window costs a request from a thread outside it; --items scales every
@@ -36,7 +37,8 @@
 // key on one core, instead of alternating cores waiter by waiter; --sf-cores 1
 // runs that figure on one core; --producer-cpu pins the lane router's producer
 // thread (the table leaves it to the kernel); --gather-ns sets the runtime's
-// foreign_wake_gather_ns (0 turns the gather window off, for an A/B); a run
+// foreign_wake_gather_ns (0 turns the gather window off, for an A/B), and
+// --timer-resolution-ns its timer_resolution_ns (0: exact timers); a run
 // still going after --timeout, 600 s by default, says so on stderr and exits 3).
 #include <atomic>
 #include <charconv>
@@ -178,12 +180,15 @@ std::string contamination(const sampled& s) {
 
 // --gather-ns: runtime_config::foreign_wake_gather_ns (unset: the default).
 std::optional<std::int64_t> g_gather_ns;
+// --timer-resolution-ns: runtime_config::timer_resolution_ns (unset: the default).
+std::optional<std::int64_t> g_timer_resolution_ns;
 
 runtime_config two_cores() {
   runtime_config cfg;
   cfg.cores = worker_threads;
   cfg.stack_bytes = 64 * 1024;
   if (g_gather_ns) cfg.foreign_wake_gather_ns = *g_gather_ns;
+  if (g_timer_resolution_ns) cfg.timer_resolution_ns = *g_timer_resolution_ns;
   return cfg;
 }
 
@@ -602,7 +607,7 @@ int main(int argc, char** argv) {
   std::uint64_t items = 1'000'000, keys_only = 0, timeout_s = 600;
   const char* const usage =
       "usage: threads_bench [--runs N] [--only lane_router|single_flight[_uncontended|_contended]|shard_reactor|foreign_round_trip] [--items N] "
-      "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--producer-cpu 0|1] [--gather-ns NS] [--timeout SECONDS, default 600, at most a week]\n";
+      "[--keys K] [--ttl off|1] [--sf-place alternate|by_key] [--sf-cores 1|2] [--producer-cpu 0|1] [--gather-ns NS] [--timer-resolution-ns NS] [--timeout SECONDS, default 600, at most a week]\n";
   // A positive whole number, or a line naming the flag and what it wanted.
   const auto count = [](const std::string& flag, const char* text, std::uint64_t& out) {
     const char* end = text + std::strlen(text);
@@ -647,16 +652,16 @@ int main(int argc, char** argv) {
       g_sf_place = value;
     } else if (flag == "--producer-cpu" && (value == "0" || value == "1")) {
       g_producer_cpu = value[0] - '0';
-    } else if (flag == "--gather-ns") {
+    } else if (flag == "--gather-ns" || flag == "--timer-resolution-ns") {
       std::int64_t ns = -1;
       const char* end = value.data() + value.size();
       const auto [at, err] = std::from_chars(value.data(), end, ns);
       if (err != std::errc() || at != end || ns < 0 || ns > 1'000'000'000) {
-        std::fprintf(stderr, "threads_bench: --gather-ns expects a whole number of ns from 0 to 1000000000, got '%s'\n",
-                     value.c_str());
+        std::fprintf(stderr, "threads_bench: %s expects a whole number of ns from 0 to 1000000000, got '%s'\n",
+                     flag.c_str(), value.c_str());
         return 2;
       }
-      g_gather_ns = ns;
+      (flag == "--gather-ns" ? g_gather_ns : g_timer_resolution_ns) = ns;
     } else {
       std::fprintf(stderr, "threads_bench: %s %s is not understood\n%s", flag.c_str(), value.c_str(), usage);
       return 2;
@@ -670,11 +675,12 @@ int main(int argc, char** argv) {
       "{\"bench\":\"machine\",\"nproc\":%u,\"cpu_model\":\"%s\",\"compiler\":\"%s\",\"backend\":\"lockstep::threads\","
       "\"stack_bytes\":%d,\"runs_per_figure\":%d,\"warmup_runs\":1,\"loadavg_at_start\":\"%s\","
       "\"cross_core_spin_round_trip_ns\":%.0f,\"cross_core_futex_round_trip_ns\":%.0f,\"cross_core_pinned\":%s,"
-      "\"foreign_wake_gather_ns\":%lld}\n",
+      "\"foreign_wake_gather_ns\":%lld,\"timer_resolution_ns\":%lld}\n",
       std::thread::hardware_concurrency(), read_first_line("/proc/cpuinfo", "model name").c_str(), __VERSION__,
       64 * 1024, g_runs, read_first_line("/proc/loadavg", nullptr).c_str(), costs.spin_round_trip_ns,
       costs.futex_round_trip_ns, costs.pinned ? "true" : "false",
-      static_cast<long long>(two_cores().foreign_wake_gather_ns));
+      static_cast<long long>(two_cores().foreign_wake_gather_ns),
+      static_cast<long long>(two_cores().timer_resolution_ns));
   if (only.empty() || only == "lane_router") {
     // The table's three key counts, or the one --keys names (any count).
     std::vector<std::uint64_t> key_counts{1, 64, 4096};

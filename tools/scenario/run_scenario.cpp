@@ -129,7 +129,12 @@ scenario scaled_durations(const scenario& s, std::uint64_t scale) {
 }
 
 void run_threads_scenario(const scenario& s, std::uint32_t cores) {
-  threads::runtime rt(cores);
+  threads::runtime_config config;
+  config.cores = cores;
+  // Exact timers: a file's durations, scaled, are tens of microseconds, and
+  // a 1 ms tick would stretch every step, tick and ttl to a millisecond.
+  config.timer_resolution_ns = 0;
+  threads::runtime rt(config);
   rt.run([&rt, &s] { run_scenario(rt, s); });
 }
 

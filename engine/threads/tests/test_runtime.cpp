@@ -200,6 +200,66 @@ BOOST_AUTO_TEST_CASE(sleep_returns_once_steady_clock_passed_the_deadline) {
   BOOST_TEST(woke_until >= deadline);
 }
 
+namespace {
+// The first multiple of `tick` at or after `t` (t >= 0).
+std::int64_t tick_at_or_after(std::int64_t t, std::int64_t tick) { return (t + tick - 1) / tick * tick; }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(timers_fire_on_the_first_tick_at_or_after_their_deadline_in_deadline_order) {
+  runtime rt(2);  // the default resolution: 1 ms
+  constexpr int sleeps = 20;
+  std::vector<std::int64_t> deadlines, woke;
+  deadlines.reserve(sleeps);
+  woke.reserve(sleeps);
+  std::vector<int> order;
+  order.reserve(2);
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "sleeper", [&] {
+      // Each a 100 us wait: exact timers end most of them well before the
+      // next millisecond.
+      for (int i = 0; i < sleeps; ++i) {
+        deadlines.push_back(rt.now() + ms / 10);
+        rt.sleep_until(deadlines.back());
+        woke.push_back(rt.now());
+      }
+    });
+    t.join();
+    // Two waits due within one tick, the later deadline entered first: they
+    // end together, at the tick, and in deadline order.
+    const std::int64_t tick = tick_at_or_after(rt.now(), ms) + ms;
+    auto later = rt.spawn_on(1, "later", [&] {
+      rt.sleep_until(tick + ms * 6 / 10);
+      order.push_back(2);
+    });
+    while (!later.is_waiting()) rt.yield_now();
+    auto sooner = rt.spawn_on(1, "sooner", [&] {
+      rt.sleep_until(tick + ms * 3 / 10);
+      order.push_back(1);
+    });
+    later.join();
+    sooner.join();
+  });
+  BOOST_REQUIRE_EQUAL(woke.size(), static_cast<std::size_t>(sleeps));
+  // A wait whose deadline passed before it began (the thread lost its CPU
+  // for 100 us) returns at once, so not every one need reach the tick.
+  int at_the_tick = 0;
+  for (int i = 0; i < sleeps; ++i) {
+    BOOST_TEST(woke[i] >= deadlines[i]);
+    if (woke[i] >= tick_at_or_after(deadlines[i], ms)) ++at_the_tick;
+  }
+  BOOST_TEST(at_the_tick >= sleeps - 3);
+  BOOST_TEST((order == std::vector<int>{1, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(a_negative_timer_resolution_is_refused) {
+  lockstep::threads::runtime_config cfg;
+  cfg.cores = 2;
+  cfg.timer_resolution_ns = -1;
+  BOOST_CHECK_EXCEPTION(runtime{cfg}, std::invalid_argument, [](const std::invalid_argument& e) {
+    return std::string(e.what()).find("timer_resolution_ns must be 0 or more, got -1") != std::string::npos;
+  });
+}
+
 BOOST_AUTO_TEST_CASE(the_longest_sleep_parks_instead_of_wrapping_into_the_past) {
   runtime rt(2);
   bool returned = false, parked = false;
