@@ -224,8 +224,12 @@ void scheduler::thread_main(std::optional<int> pin_to, bool cpu_shared) {
 void scheduler::loop() {
   std::uint32_t since_timers = 0;
   std::uint32_t since_drain = 0;
+  bool deferred = false;  // wakes from outside wait in the inbox for the round's end
   while (true) {
-    if (inbox_.load(std::memory_order_acquire) != nullptr) {
+    // While they wait, the loop leaves the inbox's line alone: each look at
+    // it would cost the producer's next push a miss.
+    const bool round_goes_on = deferred && !run_.empty() && ++since_drain < dispatches_per_timer_check;
+    if (!round_goes_on && inbox_.load(std::memory_order_acquire) != nullptr) {
       if (gather_ns_ > 0 && foreign_wake_.load(std::memory_order_relaxed)) {
         // Wakes from outside the runtime wait for the end of the round, and
         // then for the gather window (gather()); a round that runs long still
@@ -233,11 +237,14 @@ void scheduler::loop() {
         if (run_.empty()) {
           foreign_wake_.store(false, std::memory_order_relaxed);
           gather();
-          since_drain = 0;
+          deferred = false;
           drain_inbox();
-        } else if (++since_drain >= dispatches_per_timer_check) {
-          since_drain = 0;
+        } else if (deferred) {
+          deferred = false;
           drain_inbox();
+        } else {
+          deferred = true;
+          since_drain = 0;
         }
       } else {
         drain_inbox();
