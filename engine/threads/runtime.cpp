@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace lockstep::threads {
@@ -58,14 +59,16 @@ std::uint64_t fresh_seed() {
 }  // namespace
 
 runtime::runtime(const runtime_config& config) : config_(config) {
-  if (config_.foreign_wake_gather_ns < 0) {
-    throw std::invalid_argument("lockstep::threads: foreign_wake_gather_ns must be 0 or more, got " +
-                                std::to_string(config_.foreign_wake_gather_ns));
-  }
-  if (config_.timer_resolution_ns < 0) {
-    throw std::invalid_argument("lockstep::threads: timer_resolution_ns must be 0 or more, got " +
-                                std::to_string(config_.timer_resolution_ns));
-  }
+  // Past a second, neither is a tuning any more: a core would stall in its
+  // window, or every timer would wait out a tick that long.
+  const auto within_a_second = [](const char* field, std::int64_t ns) {
+    if (ns < 0 || ns > 1'000'000'000) {
+      throw std::invalid_argument(std::string("lockstep::threads: ") + field +
+                                  " must be from 0 to 1000000000 ns, got " + std::to_string(ns));
+    }
+  };
+  within_a_second("foreign_wake_gather_ns", config_.foreign_wake_gather_ns);
+  within_a_second("timer_resolution_ns", config_.timer_resolution_ns);
   std::uint32_t n = config_.cores;
   if (n == 0) n = std::max(1U, std::thread::hardware_concurrency());
   cpus_ = config_.cpus;

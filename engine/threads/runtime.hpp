@@ -88,6 +88,8 @@ struct runtime_config {
   /// so they may wait that much more, and wakes from other cores that share
   /// the inbox with them too. A core whose wakes all come from other cores
   /// of the runtime takes them at once (scheduler.cpp, gather()).
+  /// At most a second; more is refused (std::invalid_argument), as a
+  /// negative value is.
   std::int64_t foreign_wake_gather_ns = 30'000;
   /// Timers fire on ticks this far apart (0: each at its own deadline). A
   /// wait with a deadline ends at the first tick at or after it, so up to a
@@ -95,7 +97,8 @@ struct runtime_config {
   /// order. 1 ms, as tokio's timer wheel: a timeout or idle ttl means what it
   /// means there, and the timers of a tick fire together. Set 0 where a
   /// wait's length in microseconds matters (lockstep run --backend threads
-  /// does: scenario durations are scaled to tens of microseconds).
+  /// does: scenario durations are scaled to tens of microseconds). At most a
+  /// second; more is refused, as a negative value is.
   std::int64_t timer_resolution_ns = 1'000'000;
 };
 

@@ -252,13 +252,16 @@ BOOST_AUTO_TEST_CASE(timers_fire_on_the_first_tick_at_or_after_their_deadline_in
   BOOST_TEST((order == std::vector<int>{1, 2}));
 }
 
-BOOST_AUTO_TEST_CASE(a_negative_timer_resolution_is_refused) {
-  lockstep::threads::runtime_config cfg;
-  cfg.cores = 2;
-  cfg.timer_resolution_ns = -1;
-  BOOST_CHECK_EXCEPTION(runtime{cfg}, std::invalid_argument, [](const std::invalid_argument& e) {
-    return std::string(e.what()).find("timer_resolution_ns must be 0 or more, got -1") != std::string::npos;
-  });
+BOOST_AUTO_TEST_CASE(a_timer_resolution_below_0_or_above_a_second_is_refused) {
+  for (const std::int64_t ns : {std::int64_t{-1}, std::int64_t{1'000'000'001}}) {
+    lockstep::threads::runtime_config cfg;
+    cfg.cores = 2;
+    cfg.timer_resolution_ns = ns;
+    BOOST_CHECK_EXCEPTION(runtime{cfg}, std::invalid_argument, [ns](const std::invalid_argument& e) {
+      return std::string(e.what()).find("timer_resolution_ns must be from 0 to 1000000000 ns, got " +
+                                        std::to_string(ns)) != std::string::npos;
+    });
+  }
 }
 
 BOOST_AUTO_TEST_CASE(the_longest_sleep_parks_instead_of_wrapping_into_the_past) {
@@ -879,10 +882,13 @@ BOOST_AUTO_TEST_CASE(an_idle_core_gathers_after_a_wake_from_outside_the_runtime_
   {
     lockstep::threads::runtime_config cfg;
     cfg.cores = 2;
-    cfg.foreign_wake_gather_ns = -1;
-    BOOST_CHECK_EXCEPTION(runtime{cfg}, std::invalid_argument, [](const std::invalid_argument& e) {
-      return std::string(e.what()).find("foreign_wake_gather_ns must be 0 or more, got -1") != std::string::npos;
-    });
+    for (const std::int64_t ns : {std::int64_t{-1}, std::int64_t{1'000'000'001}}) {
+      cfg.foreign_wake_gather_ns = ns;
+      BOOST_CHECK_EXCEPTION(runtime{cfg}, std::invalid_argument, [ns](const std::invalid_argument& e) {
+        return std::string(e.what()).find("foreign_wake_gather_ns must be from 0 to 1000000000 ns, got " +
+                                          std::to_string(ns)) != std::string::npos;
+      });
+    }
   }
 }
 
