@@ -427,10 +427,12 @@ void scheduler::drain_inbox() {
 // Timers fire on ticks: at each tick, every timer due since the last, in
 // deadline order (the heap keeps exact deadlines, so two waits in one tick
 // still end in the order they were due). A wait ends at most a tick late, as
-// under tokio's 1 ms wheel. Why not exact: with a lane's idle ttl at 1 ms
-// and 4,096 keys, a pass over the keys takes about a ttl, and waits ended
-// on the dot reaped lanes that the next pass reopened, a storm that fed
-// itself (results/threads.md).
+// under tokio's 1 ms wheel, so a 1 ms idle ttl means what it means there.
+// Why not exact: with a lane's idle ttl at 1 ms and 4,096 keys, a pass over
+// the keys takes about a ttl, and waits ended on the dot reaped lanes that
+// the next pass reopened (results/threads.md). fire_timers() applies the
+// same rule from the other side: a timer is due once the last tick passed
+// its deadline.
 std::int64_t scheduler::fires_at(std::int64_t deadline) const {
   if (tick_ns_ <= 1) return deadline;
   if (deadline > std::numeric_limits<std::int64_t>::max() - tick_ns_) return std::numeric_limits<std::int64_t>::max();
