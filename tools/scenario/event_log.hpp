@@ -78,13 +78,30 @@ inline void check_liveness(threads::runtime&, bool holds, std::string_view oracl
   if (!holds) threads_verdict(oracle, message, true);
 }
 
-/// The liveness phase's wait: sleeps in slices of a 64th of the budget
-/// until done() or the budget is spent; returns done().
+/// What the liveness phase's wait (settle) sleeps on: the counts it watches
+/// call changed() after each change, so the wait ends as soon as its
+/// condition holds instead of at the next poll. A notify keeps one permit, so
+/// a change made between settle's check and its wait is not lost. changed()
+/// is signal(), never a scheduling point: the simulator's schedules stay
+/// those of the components, and observers may call it under their locks.
+template <class Rt>
+class progress {
+ public:
+  explicit progress(Rt& rt) : n_(rt) {}
+  void changed() { n_.signal(); }
+  /// Await point until changed() (true) or `deadline` (false).
+  bool wait_until(std::int64_t deadline) { return n_.notified_until(deadline); }
+
+ private:
+  typename Rt::notify n_;
+};
+
+/// The liveness phase's wait: until done() or the budget is spent, woken by
+/// `p` whenever something done() reads may have changed; returns done().
 template <class Rt, class Done>
-bool settle(Rt& rt, std::int64_t budget_ns, Done&& done) {
-  const std::int64_t deadline = rt.now() + budget_ns;
-  const std::int64_t quantum = std::max<std::int64_t>(1, budget_ns / 64);
-  while (!done() && rt.now() < deadline) rt.sleep_for(std::min(quantum, deadline - rt.now()));
+bool settle(Rt& rt, progress<Rt>& p, std::int64_t budget_ns, Done&& done) {
+  const std::int64_t deadline = deadline_after(rt.now(), budget_ns);
+  while (!done() && rt.now() < deadline) p.wait_until(deadline);
   return done();
 }
 

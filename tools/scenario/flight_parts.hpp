@@ -46,8 +46,9 @@ struct worker_panic : std::runtime_error {
 /// (event_log.hpp), and `tasks` guarded by `mu` (a no-op in the sim).
 template <class Rt>
 struct shared_state {
-  explicit shared_state(Rt& rt) : log(rt) {}
+  explicit shared_state(Rt& rt) : log(rt), moved(rt) {}
   flight_event_log<Rt> log;
+  progress<Rt> moved;  // after each change of live
   counter<Rt> workers{0};             // workers started so far, for nth_call rules
   counter<Rt> waiters{0};             // waiters started so far: their run-wide numbers
   counter<Rt, std::size_t> live{0};   // waiter and worker fibers not yet ended
@@ -99,7 +100,9 @@ struct live_token {
   live_token& operator=(const live_token&) = delete;
   live_token& operator=(live_token&&) = delete;
   ~live_token() {
-    if (st) --st->live;
+    if (!st) return;
+    --st->live;
+    st->moved.changed();
   }
 };
 

@@ -17,6 +17,7 @@
 #include "tools/scenario/flight_events.hpp"
 #include "tools/scenario/flight_oracles.hpp"
 #include "tools/scenario/flight_parts.hpp"
+#include "tools/scenario/run_board.hpp"
 
 namespace lockstep::scenario {
 namespace {
@@ -35,7 +36,11 @@ void drive(Rt& rt, const scenario& s) {
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
     const std::uint32_t core = s.actors[a].core;
     actors.push_back(rt.spawn_on(core, "actor." + s.actors[a].name, [&, a, core] {
-      for (const step& stp : s.actors[a].steps) {
+      const board_actor_done finished{rt, a};
+      const std::vector<step>& steps = s.actors[a].steps;
+      for (std::size_t n = 0; n < steps.size(); ++n) {
+        const step& stp = steps[n];
+        board_step(rt, a, n, stp);
         if (stp.what == step::kind::sleep) {
           rt.sleep_for(static_cast<std::int64_t>(stp.sleep_ns));
           continue;
@@ -76,11 +81,13 @@ void drive(Rt& rt, const scenario& s) {
       }
     }));
   }
+  board_phase(rt, "workload");
   for (auto& t : actors) t.join();
 
   // Liveness: with the workload over, every waiter must be answered or gone
   // and every worker done within the budget.
-  const bool settled = settle(rt, s.liveness_ns, [&] { return st->live == 0; });
+  board_phase(rt, "liveness: every waiter answered or gone, every worker done");
+  const bool settled = settle(rt, st->moved, s.liveness_ns, [&] { return st->live == 0; });
 
   flight_oracle_settings os;
   os.enabled = s.oracles;

@@ -29,6 +29,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   std::map<std::uint64_t, fate> fates;                   // item -> what route() did
   std::map<std::uint64_t, std::uint64_t> item_key;       // item -> key
   std::map<std::uint64_t, int> handles;                  // item -> consumer calls started
+  std::set<std::uint64_t> returned;                      // items whose consumer call returned
   std::set<std::uint64_t> counted;                       // items counted as unfinished
   std::map<std::uint64_t, std::uint64_t> unfinished;     // key -> admitted, not yet handled
   std::map<std::uint64_t, std::uint64_t> in_consumer;    // key -> consumer calls running
@@ -157,6 +158,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         break;
       }
       case lane_event_kind::handled:
+        returned.insert(e.item);
         if (in_consumer[e.key] > 0) --in_consumer[e.key];
         if (unfinished[e.key] > 0) --unfinished[e.key];
         open_items[e.key].erase(e.item);
@@ -209,9 +211,16 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   if (found || !s.end_of_run) return found;
 
   for (const auto& [item, f] : fates) {
-    if (f != fate::admitted || handles[item] != 0) continue;
+    if (f != fate::admitted || returned.count(item) != 0) continue;
     const std::uint64_t key = item_key[item];
-    if (open_lanes[key] <= 0) {
+    if (handles[item] != 0) {
+      // Begun is not handled: a consumer call that never returns holds its
+      // item (and its lane) for ever.
+      if (!found) {
+        found = violation{"liveness", "key " + str(key) + ": item " + str(item) +
+                                          "'s consumer call began but had not returned at the end of the liveness budget"};
+      }
+    } else if (open_lanes[key] <= 0) {
       report("exactly_once", "key " + str(key) + ": item " + str(item) +
                                  " was admitted but never handled, and no lane of the key is left (lost)");
     } else if (!found) {

@@ -34,8 +34,9 @@ using item = models::velo::item;  // key, producer (the actor's index), seq, id
 /// across an await point; the counts are read by the main fiber.
 template <class Rt>
 struct shared_state {
-  explicit shared_state(Rt& rt) : log(rt) {}
+  explicit shared_state(Rt& rt) : log(rt), moved(rt) {}
   lane_event_log<Rt> log;
+  progress<Rt> moved;  // after each change of admitted, handled, created or closed
   state_lock<Rt> mu;
   std::map<std::uint64_t, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
   std::map<std::uint64_t, std::uint64_t> lane_key;  // lane fiber -> the key of its items
@@ -52,6 +53,7 @@ class observer final : public lane_observer {
   // Called inside route() under the map lock, on the routing fiber.
   void lane_created() override {
     ++st_->created;
+    st_->moved.changed();
     if (!st_->log.is_open()) return;  // teardown: there may be no current fiber to ask
     lane_event e{lane_event_kind::lane_created};
     {
@@ -65,6 +67,7 @@ class observer final : public lane_observer {
   // Called from a lane's exit guard (a destructor): must not throw.
   void lane_closed() override {
     ++st_->closed;
+    st_->moved.changed();
     if (!st_->log.is_open()) return;
     try {
       lane_event e{lane_event_kind::lane_closed};
@@ -162,7 +165,10 @@ bool route_logged(Rt& rt, shared_state<Rt>& st, std::shared_ptr<Router> handle, 
     e.kind = r.ok() ? lane_event_kind::routed : lane_event_kind::refused;
     e.depth = r.depth;
     ok = r.ok();
-    if (ok) ++st.admitted;
+    if (ok) {
+      ++st.admitted;
+      st.moved.changed();
+    }
     handle.reset();
   }
   st.log.record(e);
@@ -222,6 +228,7 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
     if (!s.consumer_contains) throw;  // escapes into the lane: the router does not catch it
   }
   ++st.handled;
+  st.moved.changed();
   st.log.record(done);
   return done.outcome == consumer_outcome::panic;
 }

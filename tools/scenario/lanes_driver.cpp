@@ -17,6 +17,7 @@
 #include "tools/scenario/lane_events.hpp"
 #include "tools/scenario/lane_oracles.hpp"
 #include "tools/scenario/lane_parts.hpp"
+#include "tools/scenario/run_board.hpp"
 
 namespace lockstep::scenario {
 namespace {
@@ -38,7 +39,11 @@ void drive(Rt& rt, const scenario& s) {
     const actor& act = s.actors[a];
     actors.push_back(rt.spawn_on(act.core, "actor." + act.name, [&, a] {
       std::uint64_t seq = 0;
-      for (const step& stp : s.actors[a].steps) {
+      const board_actor_done finished{rt, a};
+      const std::vector<step>& steps = s.actors[a].steps;
+      for (std::size_t n = 0; n < steps.size(); ++n) {
+        const step& stp = steps[n];
+        board_step(rt, a, n, stp);
         switch (stp.what) {
           case step::kind::sleep:
             rt.sleep_for(static_cast<std::int64_t>(stp.sleep_ns));
@@ -69,18 +74,29 @@ void drive(Rt& rt, const scenario& s) {
       }
     }));
   }
+  board_phase(rt, "workload");
   for (auto& t : actors) t.join();
 
-  // Liveness: with faults over, the system must settle within the budget.
+  // Liveness: with faults over, every admitted item must be handled (its
+  // consumer call returned) within the budget, whatever the file's ttl and
+  // drop steps; where lanes reap (idle_ttl) or the router was dropped, every
+  // lane must close within it too.
   const bool must_close = sys.idle_ttl_ns.has_value() || router.was_dropped(*st);
-  const bool settled = settle(
-      rt, s.liveness_ns, [&] { return st->admitted == st->handled && (!must_close || st->created == st->closed); });
+  board_phase(rt, "liveness: every admitted item handled (and, reaping or dropped, every lane closed)");
+  const bool settled = settle(rt, st->moved, s.liveness_ns, [&] {
+    return st->admitted == st->handled && (!must_close || st->created == st->closed);
+  });
+  const std::uint64_t unhandled = st->admitted - st->handled;
   const std::uint64_t open_before_drop = st->created - st->closed;
+  board_phase(rt, "liveness: the router dropped, every lane closing");
   router.drop(*st);
-  settle(rt, s.liveness_ns, [&] { return st->created == st->closed; });
+  settle(rt, st->moved, s.liveness_ns, [&] { return st->created == st->closed; });
 
   lane_parts::check_lane_oracles(rt, s, *st);
-  check_liveness(rt, settled || !must_close, "liveness",
+  check_liveness(rt, unhandled == 0, "liveness",
+                 std::to_string(unhandled) + " admitted items still unhandled (no consumer call returned) " +
+                     std::to_string(s.liveness_ns) + "ns after the workload");
+  check_liveness(rt, settled, "liveness",
                  std::to_string(open_before_drop) + " lanes still open " + std::to_string(s.liveness_ns) +
                      "ns after the workload, with idle_ttl_ns set or the router dropped");
 

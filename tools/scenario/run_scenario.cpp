@@ -1,17 +1,24 @@
 #include "tools/scenario/run_scenario.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "tools/exit_codes.hpp"
 #include "tools/scenario/composed_driver.hpp"
 #include "tools/scenario/event_log.hpp"
 #include "tools/scenario/flights_driver.hpp"
 #include "tools/scenario/lanes_driver.hpp"
+#include "tools/scenario/run_board.hpp"
 #include "tools/scenario/shards_driver.hpp"
 #include "tools/strict_json.hpp"
 
@@ -128,14 +135,125 @@ scenario scaled_durations(const scenario& s, std::uint64_t scale) {
   return out;
 }
 
+namespace {
+
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+}
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
+}
+std::int64_t as_ns(std::uint64_t ns) {
+  return ns > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+             ? std::numeric_limits<std::int64_t>::max()
+             : static_cast<std::int64_t>(ns);
+}
+
+}  // namespace
+
+std::int64_t run_budget_ns(const scenario& s) {
+  std::int64_t longest = 0;
+  for (const actor& a : s.actors) {
+    std::int64_t own = 0;
+    for (const step& st : a.steps) {
+      own = saturating_add(own, as_ns(st.sleep_ns));
+      if (st.count > 1) own = saturating_add(own, saturating_mul(as_ns(st.gap_ns), as_ns(st.count - 1)));
+    }
+    longest = std::max(longest, own);
+  }
+  const std::int64_t phases = (s.lanes ? 2 : 0) + (s.shards ? 1 : 0) + (s.single_flight ? 1 : 0);
+  return saturating_add(longest, saturating_mul(s.liveness_ns, phases + 1));
+}
+
 void run_threads_scenario(const scenario& s, std::uint32_t cores) {
   threads::runtime_config config;
   config.cores = cores;
   // Exact timers: a file's durations, scaled, are tens of microseconds, and
   // a 1 ms tick would stretch every step, tick and ttl to a millisecond.
   config.timer_resolution_ns = 0;
+  threads_board().reset(s);
+
+  // The watchdog: a verdict (a violation ends the process) or the run's end
+  // must come within the budget, or the run fails liveness. A plain thread
+  // outside the runtime, waiting on a condition variable: the runtime's own
+  // timers would stop with the cores a hang may hold.
+  const std::int64_t limit = saturating_add(run_budget_ns(s), watchdog_margin_ns);
+  std::mutex mu;
+  std::condition_variable ended;
+  bool over = false;
+  std::thread watchdog([&] {
+    std::unique_lock hold(mu);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::min<std::int64_t>(
+                                                                limit, std::int64_t{1} << 62));
+    if (ended.wait_until(hold, deadline, [&] { return over; })) return;
+    threads_verdict("liveness", "no verdict " + std::to_string(limit) + "ns after the run started (its budget, " +
+                                    std::to_string(limit - watchdog_margin_ns) + "ns: the actors' own sleeps and " +
+                                    "one liveness_ns for the workload and for each liveness phase, plus " +
+                                    std::to_string(watchdog_margin_ns) + "ns of margin); " +
+                                    threads_board().describe(),
+                    true);
+  });
+  struct stop_watchdog {
+    std::mutex& mu;
+    std::condition_variable& ended;
+    bool& over;
+    std::thread& t;
+    ~stop_watchdog() {
+      {
+        const std::lock_guard hold(mu);
+        over = true;
+      }
+      ended.notify_one();
+      t.join();
+    }
+  } stop{mu, ended, over, watchdog};
   threads::runtime rt(config);
   rt.run([&rt, &s] { run_scenario(rt, s); });
+}
+
+run_board& threads_board() {
+  static run_board board;
+  return board;
+}
+
+void run_board::reset(const scenario& s) {
+  const std::lock_guard hold(mu_);
+  phase_ = "starting";
+  names_.clear();
+  doing_.clear();
+  for (const actor& a : s.actors) {
+    names_.push_back(a.name);
+    doing_.push_back("not started");
+  }
+}
+
+void run_board::at(std::size_t a, std::size_t index, const step& stp) {
+  const std::lock_guard hold(mu_);
+  if (a >= doing_.size()) return;
+  doing_[a] = "in step " + std::to_string(index) + " (" + std::string(name_of(stp.what)) + ")";
+}
+
+void run_board::done(std::size_t a) {
+  const std::lock_guard hold(mu_);
+  if (a < doing_.size()) doing_[a].clear();
+}
+
+void run_board::phase(std::string_view what) {
+  const std::lock_guard hold(mu_);
+  phase_ = what;
+}
+
+std::string run_board::describe() const {
+  const std::lock_guard hold(mu_);
+  std::string out = "phase: " + phase_;
+  std::string running;
+  for (std::size_t a = 0; a < doing_.size(); ++a) {
+    if (doing_[a].empty()) continue;
+    running += (running.empty() ? "" : ", ") + std::string("actor '") + names_[a] + "' " + doing_[a];
+  }
+  return out + "; " + (running.empty() ? std::string("every actor done") : "still running: " + running);
 }
 
 void threads_verdict(std::string_view oracle, const std::string& message, bool liveness) {

@@ -37,9 +37,25 @@ void check_threads_settings(const scenario& s);
 /// virtual nanosecond is shorter than a thread's wake-up.
 scenario scaled_durations(const scenario& s, std::uint64_t scale);
 
+/// How long a run of `s` may take before a verdict, in the scenario's own
+/// time: its longest actor's own sleeps and gaps, plus one liveness budget
+/// for the workload's waits (room in a mailbox, a lane, an answer) and one
+/// for each liveness phase its driver has (lanes 2, shards 1, single-flight
+/// 1; composed, the sum). On the simulator the executor's budgets catch a
+/// hang; a threads run has only this (run_threads_scenario's watchdog).
+/// Saturates at INT64_MAX.
+std::int64_t run_budget_ns(const scenario& s);
+
+/// The watchdog's margin over a threads run's budget, in real ns: what a
+/// loaded machine (or a sanitizer build) may add to a run's own waits.
+inline constexpr std::int64_t watchdog_margin_ns = 10'000'000'000;
+
 /// Runs `s` (checked and scaled) on a threads::runtime of `cores` cores (one
 /// pinned OS thread each). It returns when every oracle held; a violated one
-/// ends the process with its exit code (event_log.hpp: threads_verdict).
+/// ends the process with its exit code (event_log.hpp: threads_verdict). A
+/// watchdog thread ends a run that has no verdict run_budget_ns(s) +
+/// watchdog_margin_ns after it started: liveness (exit 3), naming the phase
+/// the run is in and each actor still running with the step it is in.
 void run_threads_scenario(const scenario& s, std::uint32_t cores);
 
 /// One simulated run of `s`. With s.expect_failure, the verdict is turned

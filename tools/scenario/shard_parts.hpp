@@ -57,8 +57,9 @@ struct fault {
 /// the counts are atomic (event_log.hpp), in the sim plain.
 template <class Rt>
 struct shared_state {
-  explicit shared_state(Rt& rt) : log(rt) {}
+  explicit shared_state(Rt& rt) : log(rt), moved(rt) {}
   shard_event_log<Rt> log;
+  progress<Rt> moved;  // after each change of exited
   counter<Rt> calls{0};                // process() calls so far, for nth_call rules
   counter<Rt, std::size_t> exited{0};  // shard fibers whose run() returned
   counter<Rt> next_uid{0};             // run-wide item ids, from 1
@@ -230,6 +231,7 @@ struct shard_set {
           [&rt, rx = std::move(channel.second), p, stat = stats.back(), cfg, st, i]() mutable {
             run_shard<Rt, processor<Rt>>(rt, std::move(rx), std::move(p), stat, cfg);
             ++st->exited;
+            st->moved.changed();
             shard_event e;
             e.kind = shard_event_kind::shard_exited;
             e.shard = i;
@@ -293,8 +295,8 @@ bool submit_logged(shared_state<Rt>& st, shard_set<Rt>& set, const std::shared_p
 
 /// Waits up to liveness_ns for every shard to exit; true when they all did.
 template <class Rt>
-bool wait_for_exit(Rt& rt, const scenario& s, const shared_state<Rt>& st) {
-  return settle(rt, s.liveness_ns, [&] { return st.exited == s.shards->count; });
+bool wait_for_exit(Rt& rt, const scenario& s, shared_state<Rt>& st) {
+  return settle(rt, st.moved, s.liveness_ns, [&] { return st.exited == s.shards->count; });
 }
 
 /// Checks the shard oracles over the log (`settled`: every shard exited, so

@@ -16,6 +16,7 @@
 #include "engine/shard.hpp"
 #include "tools/scenario/crash.hpp"
 #include "tools/scenario/draws.hpp"
+#include "tools/scenario/run_board.hpp"
 #include "tools/scenario/shard_events.hpp"
 #include "tools/scenario/shard_oracles.hpp"
 #include "tools/scenario/shard_parts.hpp"
@@ -106,7 +107,11 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
   for (std::size_t a = 0; a < s.actors.size(); ++a) {
     actors.push_back(rt.spawn_on(s.actors[a].core, "actor." + s.actors[a].name, [&, a] {
       std::uint64_t seq = 0;
-      for (const step& stp : s.actors[a].steps) {
+      const board_actor_done finished{rt, a};
+      const std::vector<step>& steps = s.actors[a].steps;
+      for (std::size_t n = 0; n < steps.size(); ++n) {
+        const step& stp = steps[n];
+        board_step(rt, a, n, stp);
         switch (stp.what) {
           case step::kind::sleep:
             rt.sleep_for(static_cast<std::int64_t>(stp.sleep_ns));
@@ -146,10 +151,12 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
       }
     }));
   }
+  board_phase(rt, "workload");
   for (auto& t : actors) t.join();
 
   // Liveness: with the workload over, the router goes and every shard must
   // drain its queues, flush its resident state and exit within the budget.
+  board_phase(rt, "liveness: the router dropped, every shard draining, flushing and exiting");
   shards.drop(*st);
   const bool settled = shard_parts::wait_for_exit(rt, s, *st);
   shard_parts::check_shard_oracles(rt, s, *st, settled);
