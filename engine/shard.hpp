@@ -54,6 +54,7 @@ struct shard_canary {
     bool lose_expired = false;              ///< shed an expired item without on_expired
     bool ignore_pending_cap = false;        ///< admit from the mailbox past max_pending
     bool complete_before_process = false;   ///< report an item done before process() runs
+    bool panic_not_in_doubt = false;        ///< count a panic as failed but not in doubt
     scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
@@ -303,7 +304,7 @@ private:
             ++hot_.completed;
             if (r->failure) {
                 ++hot_.failed;
-                if (*r->failure == fallout::in_doubt) {
+                if (*r->failure == fallout::in_doubt && !(cfg_.canary.panic_not_in_doubt && r->panicked)) {
                     ++hot_.in_doubt;
                     if (!r->panicked) {
                         LOCKSTEP_PROBE(rt_, "shards.failed_in_doubt");

@@ -158,6 +158,7 @@ void drive(Rt& rt, const scenario& s) {
     return lst->admitted == lst->handled && (!must_close || lst->created == lst->closed);
   });
   const std::uint64_t unhandled = lst->admitted - lst->handled;
+  const auto lane_count = lane_parts::settled_lane_count(s, *lst, router, lanes_settled);
   const std::uint64_t open_before_drop = lst->created - lst->closed;
   board_phase(rt, "liveness: the router dropped, every lane closing");
   router.drop(*lst);
@@ -172,12 +173,17 @@ void drive(Rt& rt, const scenario& s) {
   }
 
   lane_parts::check_lane_oracles(rt, s, *lst);
+  lane_parts::check_lane_count(rt, *lst, lane_count);
   if (table) {
     flight_oracle_settings fo;
     fo.enabled = s.oracles;
     if (const auto v = check_flight_log(fst->log.events(), fo)) check(rt, false, v->oracle, v->message);
+    flight_parts::check_counters(rt, s, *fst, *table, flights_settled);
   }
-  if (shards) shard_parts::check_shard_oracles(rt, s, *sst, shards_settled);
+  if (shards) {
+    shard_parts::check_shard_oracles(rt, s, *sst, shards_settled);
+    shard_parts::check_counters(rt, s, *sst, *shards, shards_settled);
+  }
   composed_oracle_settings co;
   co.lookup = table != nullptr;
   co.forward = shards.has_value();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/single_flight.hpp"
+#include "tools/scenario/counter_oracles.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/event_log.hpp"
 #include "tools/scenario/flight_canaries.hpp"
@@ -172,6 +173,18 @@ void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<
       if (!answered) st->log.record(about(flight_event_kind::abandoned, key, id));
     }
   }));
+}
+
+/// The `counters` oracle (counter_oracles.hpp): once every waiter and worker
+/// ended, the table holds no flight and counts the log's abandonments.
+template <class Rt, class Flight>
+void check_counters(Rt& rt, const scenario& s, shared_state<Rt>& st, const Flight& f, bool settled) {
+  if (!settled || !s.checks("counters")) return;
+  std::optional<std::uint64_t> abandoned;
+  if constexpr (requires { f.abandoned_total(); }) abandoned = f.abandoned_total();  // the canaries keep none
+  if (const auto v = check_flight_counters(st.log.events(), f.in_flight(), abandoned)) {
+    check(rt, false, v->oracle, v->message);
+  }
 }
 
 /// One waiter: joins `key`, starts the worker when it leads, then (after a

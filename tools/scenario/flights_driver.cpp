@@ -93,6 +93,7 @@ void drive(Rt& rt, const scenario& s) {
   os.enabled = s.oracles;
   os.end_of_run = true;  // the budget is spent either way: a waiter still parked is hung
   if (const auto v = check_flight_log(st->log.events(), os)) check(rt, false, v->oracle, v->message);
+  flight_parts::check_counters(rt, s, *st, f, settled);
   check_liveness(rt, settled, "liveness",
                       std::to_string(st->live) + " waiter or worker fibers still running " +
                           std::to_string(s.liveness_ns) + "ns after the workload");

@@ -8,6 +8,8 @@
 // oracles' verdict.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -17,8 +19,10 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/lanes.hpp"
+#include "tools/scenario/counter_oracles.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/event_log.hpp"
 #include "tools/scenario/lane_canaries.hpp"
@@ -270,6 +274,37 @@ void with_router(const scenario& s, F&& f) {
   } else {
     throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
   }
+}
+
+/// The router's lane_count() once the liveness phase settled, and how many
+/// events the log held then, for the `counters` oracle: none when it is off,
+/// the phase did not settle, or a step dropped the router (its lanes are
+/// then all closed, or the phase would not have settled).
+struct lane_count_reading {
+  std::size_t lanes = 0;
+  std::uint64_t log_size = 0;
+};
+template <class Rt, class Router>
+std::optional<lane_count_reading> settled_lane_count(const scenario& s, shared_state<Rt>& st,
+                                                     router_handle<Rt, Router>& router, bool settled) {
+  if (!settled || !s.checks("counters")) return std::nullopt;
+  const std::shared_ptr<Router> r = router.get(st);
+  if (!r) return std::nullopt;
+  lane_count_reading reading;
+  reading.lanes = r->lane_count();
+  reading.log_size = st.log.size();
+  return reading;
+}
+
+/// The `counters` oracle over the lane count settled_lane_count read,
+/// against the log as it stood then.
+template <class Rt>
+void check_lane_count(Rt& rt, shared_state<Rt>& st, const std::optional<lane_count_reading>& reading) {
+  if (!reading) return;
+  const std::vector<lane_event>& all = st.log.events();
+  const std::vector<lane_event> then(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
+                                                                    std::min<std::uint64_t>(reading->log_size, all.size())));
+  if (const auto v = check_lane_counters(then, reading->lanes)) check(rt, false, v->oracle, v->message);
 }
 
 /// Checks the lane oracles over the log; a violation ends the run.

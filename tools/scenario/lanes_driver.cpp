@@ -87,12 +87,14 @@ void drive(Rt& rt, const scenario& s) {
     return st->admitted == st->handled && (!must_close || st->created == st->closed);
   });
   const std::uint64_t unhandled = st->admitted - st->handled;
+  const auto lane_count = lane_parts::settled_lane_count(s, *st, router, settled);
   const std::uint64_t open_before_drop = st->created - st->closed;
   board_phase(rt, "liveness: the router dropped, every lane closing");
   router.drop(*st);
   settle(rt, st->moved, s.liveness_ns, [&] { return st->created == st->closed; });
 
   lane_parts::check_lane_oracles(rt, s, *st);
+  lane_parts::check_lane_count(rt, *st, lane_count);
   check_liveness(rt, unhandled == 0, "liveness",
                  std::to_string(unhandled) + " admitted items still unhandled (no consumer call returned) " +
                      std::to_string(s.liveness_ns) + "ns after the workload");

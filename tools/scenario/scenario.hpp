@@ -85,6 +85,7 @@ enum class shards_canary : std::uint8_t {
   ignore_budget,
   refile_to_front,
   complete_before_process,
+  panic_not_in_doubt,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),
@@ -211,7 +212,7 @@ struct expectations {
 /// The lane router's oracle names, in the order they are checked.
 inline const std::vector<std::string>& lane_oracle_names() {
   static const std::vector<std::string> names = {"per_key_order", "exactly_once", "one_lane_per_key", "capacity",
-                                                 "lanes_gone",    "lane_survives"};
+                                                 "lanes_gone",    "lane_survives", "counters"};
   return names;
 }
 
@@ -219,14 +220,15 @@ inline const std::vector<std::string>& lane_oracle_names() {
 inline const std::vector<std::string>& shard_oracle_names() {
   static const std::vector<std::string> names = {"conservation", "state",       "per_key_order",
                                                  "one_in_flight", "class_budget", "pending_cap",
-                                                 "fairness",      "request_ids",  "deadlines"};
+                                                 "fairness",      "request_ids",  "deadlines",
+                                                 "counters"};
   return names;
 }
 
 /// The single-flight table's oracle names, in the order they are checked.
 inline const std::vector<std::string>& flight_oracle_names() {
   static const std::vector<std::string> names = {"one_leader", "cancel_publish", "same_value", "servable",
-                                                 "answered"};
+                                                 "answered",   "counters"};
   return names;
 }
 

@@ -97,6 +97,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"ignore_budget", shards_canary::ignore_budget},
       {"refile_to_front", shards_canary::refile_to_front},
       {"complete_before_process", shards_canary::complete_before_process},
+      {"panic_not_in_doubt", shards_canary::panic_not_in_doubt},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

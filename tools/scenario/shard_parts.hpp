@@ -21,6 +21,7 @@
 #include "engine/router.hpp"
 #include "engine/shard.hpp"
 #include "tools/scenario/crash.hpp"
+#include "tools/scenario/counter_oracles.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/event_log.hpp"
 #include "tools/scenario/scenario.hpp"
@@ -200,6 +201,7 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::ignore_budget: cfg.canary.scheduler.ignore_budget = true; break;
     case shards_canary::refile_to_front: cfg.canary.scheduler.refile_to_front = true; break;
     case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
+    case shards_canary::panic_not_in_doubt: cfg.canary.panic_not_in_doubt = true; break;
   }
   return cfg;
 }
@@ -318,6 +320,16 @@ void check_shard_oracles(Rt& rt, const scenario& s, shared_state<Rt>& st, bool s
   }
   os.end_of_run = settled;
   if (const auto v = check_shard_log(st.log.events(), os)) check(rt, false, v->oracle, v->message);
+}
+
+/// The `counters` oracle (counter_oracles.hpp): once every shard has exited,
+/// each shard's last published stats against the log.
+template <class Rt>
+void check_counters(Rt& rt, const scenario& s, shared_state<Rt>& st, shard_set<Rt>& set, bool settled) {
+  if (!settled || !s.checks("counters")) return;
+  std::vector<shard_stats_snapshot> finals;
+  for (const auto& stat : set.stats) finals.push_back(stat->read());
+  if (const auto v = check_shard_counters(st.log.events(), finals)) check(rt, false, v->oracle, v->message);
 }
 
 }  // namespace lockstep::scenario::shard_parts

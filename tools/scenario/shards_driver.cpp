@@ -160,6 +160,7 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
   shards.drop(*st);
   const bool settled = shard_parts::wait_for_exit(rt, s, *st);
   shard_parts::check_shard_oracles(rt, s, *st, settled);
+  shard_parts::check_counters(rt, s, *st, shards, settled);
   check_liveness(rt, settled, "liveness",
                       std::to_string(sys.count - st->exited) + " of " + std::to_string(sys.count) +
                           " shards still running " + std::to_string(s.liveness_ns) +
