@@ -43,20 +43,6 @@ class run_board {
 /// The board of the process's threads run (one at a time).
 run_board& threads_board();
 
-constexpr std::string_view name_of(step::kind k) {
-  switch (k) {
-    case step::kind::route: return "route";
-    case step::kind::sleep: return "sleep_ns";
-    case step::kind::drop_router: return "drop_router";
-    case step::kind::submit: return "submit";
-    case step::kind::try_submit: return "try_submit";
-    case step::kind::shutdown: return "shutdown";
-    case step::kind::join: return "join";
-    case step::kind::leave: return "leave";
-  }
-  return "?";
-}
-
 template <class Rt>
 void board_step(Rt&, std::size_t a, std::size_t index, const step& stp) {
   if constexpr (!is_sim<Rt>) threads_board().at(a, index, stp);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockstep::scenario {
@@ -42,6 +43,21 @@ struct step {
   std::optional<std::int64_t> ttl_ns;       ///< submit, try_submit: time to live (none: forever)
   std::optional<key_spec> request_id;       ///< submit, try_submit: fixed or drawn per item
 };
+
+/// A step's kind as a file spells it (its key in the step object).
+constexpr std::string_view name_of(step::kind k) {
+  switch (k) {
+    case step::kind::route: return "route";
+    case step::kind::sleep: return "sleep_ns";
+    case step::kind::drop_router: return "drop_router";
+    case step::kind::submit: return "submit";
+    case step::kind::try_submit: return "try_submit";
+    case step::kind::shutdown: return "shutdown";
+    case step::kind::join: return "join";
+    case step::kind::leave: return "leave";
+  }
+  return "?";
+}
 
 struct actor {
   std::string name;

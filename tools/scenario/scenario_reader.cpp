@@ -184,19 +184,6 @@ worker_behaviour worker_of(const nlohmann::json& w, const std::string& file, con
   return out;
 }
 
-const char* step_name(step::kind k) {
-  switch (k) {
-    case step::kind::route: return "route";
-    case step::kind::sleep: return "sleep_ns";
-    case step::kind::drop_router: return "drop_router";
-    case step::kind::submit: return "submit";
-    case step::kind::try_submit: return "try_submit";
-    case step::kind::shutdown: return "shutdown";
-    case step::kind::join: return "join";
-    case step::kind::leave: return "leave";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -353,14 +340,14 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
                               out.what == step::kind::shutdown;
       const bool flight_step = out.what == step::kind::join || out.what == step::kind::leave;
       if ((lane_step && !s.lanes) || (shard_step && !s.shards) || (flight_step && !s.single_flight)) {
-        const std::string kind = step_name(out.what);
+        const std::string kind = std::string(name_of(out.what));
         const char* needs = lane_step ? "lanes" : shard_step ? "shards" : "single_flight";
         fail(file, step_at + "/" + kind,
              "a step on a component present in /system (" + kind + " needs /system/" + needs + "), found no " +
                  needs);
       }
       if (shard_step && out.what != step::kind::shutdown && out.cls >= s.shards->max_inflight.size()) {
-        fail(file, step_at + "/" + step_name(out.what) + "/class",
+        fail(file, step_at + "/" + std::string(name_of(out.what)) + "/class",
              "a class index below the " + std::to_string(s.shards->max_inflight.size()) +
                  " classes of /system/shards/classes, found " + std::to_string(out.cls));
       }
@@ -427,9 +414,9 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
       for (std::size_t j = 0; j < s.actors[i].steps.size(); ++j) {
         const step::kind k = s.actors[i].steps[j].what;
         if (k == step::kind::route || k == step::kind::drop_router || k == step::kind::sleep) continue;
-        fail(file, prefix + "/workload/actors/" + std::to_string(i) + "/steps/" + std::to_string(j) + "/" + step_name(k),
+        fail(file, prefix + "/workload/actors/" + std::to_string(i) + "/steps/" + std::to_string(j) + "/" + std::string(name_of(k)),
              std::string("a step of the lanes in front of a composed system (route, drop_router, sleep_ns), found ") +
-                 step_name(k));
+                 std::string(name_of(k)));
       }
     }
   }
