@@ -35,6 +35,11 @@
 
 namespace lockstep {
 
+/// Deliberately broken router variants, for the scenario canaries only.
+struct router_canary {
+    bool submit_never_waits = false;  ///< submit() hands the work back on a full mailbox, as try_submit() does
+};
+
 template <Runtime R, Work W>
 requires StablyHashable<typename W::key_type>
 class router {
@@ -44,7 +49,8 @@ public:
     using sender = typename mailbox::sender;
 
     /// One sender per shard, in shard order. Throws std::invalid_argument when empty.
-    router(R& rt, std::vector<sender> mailboxes) : rt_(&rt), senders_(std::move(mailboxes)) {
+    router(R& rt, std::vector<sender> mailboxes, router_canary canary = {})
+        : rt_(&rt), senders_(std::move(mailboxes)), canary_(canary) {
         if (senders_.empty()) {
             throw std::invalid_argument("router: needs at least one shard mailbox");
         }
@@ -70,7 +76,7 @@ public:
         // scheduling point and check a send makes, so a submit that finds
         // room runs exactly as a plain send would.
         send_outcome<mail> first = to.try_send(mail::stamp(std::move(work), rt_->now()));
-        if (first.status == send_status::full) {
+        if (first.status == send_status::full && !canary_.submit_never_waits) {
             LOCKSTEP_PROBE(*rt_, "shards.mailbox_full_suspends");
             return unwrap(to.send(std::move(*first.returned)));
         }
@@ -114,6 +120,7 @@ private:
     R* rt_;
     std::vector<sender> senders_;
     std::size_t shards_ = 0;
+    router_canary canary_;
 };
 
 /// N running shards and the router in front of them.

@@ -40,6 +40,7 @@ struct scheduler_canary {
     bool lifo_per_key = false;      ///< a key's new item goes to the front of its FIFO
     bool ignore_budget = false;     ///< next() dispatches past max_inflight
     bool refile_to_front = false;   ///< a completed key jumps to the front of its ring
+    bool evict_ignores_age = false; ///< the idle sweep flushes every idle resident key, however recently used
 };
 
 /// Limits of one scheduler; the number of classes is max_inflight.size().
@@ -212,7 +213,7 @@ public:
     void evict(std::int64_t now_ns, std::vector<std::pair<Key, State>>& out) {
         for (auto& [key, e] : keys_) {
             if (e.ph == phase::idle && e.size == 0 && e.state &&
-                now_ns - e.last_use_ns >= cfg_.evict_after_ns) {
+                (now_ns - e.last_use_ns >= cfg_.evict_after_ns || canary_.evict_ignores_age)) {
                 start_flush(key, e, out);
             } else if (e.ph == phase::idle && e.size > 0 && e.state) {
                 notes_ |= note_evict_found_busy;

@@ -102,6 +102,8 @@ enum class shards_canary : std::uint8_t {
   refile_to_front,
   complete_before_process,
   panic_not_in_doubt,
+  evict_ignores_age,
+  submit_never_waits,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),
@@ -237,7 +239,7 @@ inline const std::vector<std::string>& shard_oracle_names() {
   static const std::vector<std::string> names = {"conservation", "state",       "per_key_order",
                                                  "one_in_flight", "class_budget", "pending_cap",
                                                  "fairness",      "request_ids",  "deadlines",
-                                                 "counters"};
+                                                 "eviction",      "backpressure", "counters"};
   return names;
 }
 

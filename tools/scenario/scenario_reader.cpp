@@ -98,6 +98,8 @@ shards_canary shards_canary_of(const std::string& name) {
       {"refile_to_front", shards_canary::refile_to_front},
       {"complete_before_process", shards_canary::complete_before_process},
       {"panic_not_in_doubt", shards_canary::panic_not_in_doubt},
+      {"evict_ignores_age", shards_canary::evict_ignores_age},
+      {"submit_never_waits", shards_canary::submit_never_waits},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

@@ -114,6 +114,8 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> running_cls;                           // (shard, class)
   std::map<std::uint64_t, std::size_t> held;                                                       // shard -> items
   std::map<std::pair<std::uint64_t, std::uint64_t>, int> passed_over;                              // (waiting, served)
+  std::map<std::uint64_t, std::int64_t> last_kept_at;  // key -> time of its last completed `keep`
+  bool shutting_down = false;                          // the router's drop has begun
 
   // The key had its turn: it no longer waits on anyone.
   auto served = [&](std::uint64_t key) {
@@ -164,6 +166,14 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         }
         if (outs[e.item] != 0) {
           report("conservation", where(e, n) + ": item " + str(e.item) + " was handed back after it reached the shard");
+        }
+        if (e.detail == static_cast<std::uint8_t>(hand_back_reason::full) && !e.via_try) {
+          report("backpressure", where(e, n) + ": submit() handed item " + str(e.item) +
+                                     " back as full: it must wait for room in the mailbox");
+        }
+        if (e.detail == static_cast<std::uint8_t>(hand_back_reason::closed) && !shutting_down) {
+          report("backpressure", where(e, n) + ": item " + str(e.item) +
+                                     " handed back as closed before the router's drop began");
         }
         break;
       case K::dispatched: {
@@ -225,6 +235,7 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         release(e);
         if (e.detail == static_cast<std::uint8_t>(shard_disposition::keep)) {
           model[e.key] = e.value;
+          last_kept_at[e.key] = e.t;
         } else {
           model[e.key].reset();
         }
@@ -266,6 +277,12 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         break;
       }
       case K::flushed: {
+        const auto kept = last_kept_at.find(e.key);
+        if (!shutting_down && kept != last_kept_at.end() && e.t - kept->second < s.evict_after_ns) {
+          report("eviction", where(e, n) + ": flushed by an idle sweep " + std::to_string(e.t - kept->second) +
+                                 "ns after its last kept result, before evict_after_ns " +
+                                 std::to_string(s.evict_after_ns));
+        }
         const std::optional<std::uint64_t> predicted = model[e.key];
         if (predicted != std::optional<std::uint64_t>(e.value)) {
           report("state", where(e, n) + ": flushed state " + str(e.value) + ", the key's latest kept state is " +
@@ -282,6 +299,8 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         flushing.erase(e.key);
         break;
       case K::shutdown:
+        shutting_down = true;
+        break;
       case K::shard_exited:
         break;
     }

@@ -34,6 +34,15 @@
 //   request_ids    a coalesced item has a request id, coalescing is on, and a
 //                  live item of the same (key, id) exists — one not itself
 //                  coalesced and not expired before (an expiry releases the id).
+//   eviction       an idle sweep flushes a key only once evict_after_ns has
+//                  passed since the key's last kept result (the seed's
+//                  `evict`: idle and unused for evict_after); every flush
+//                  logged before the router's drop began is a sweep's (the
+//                  final flush comes after it, at any age);
+//   backpressure   submit() never hands work back as full: it waits for room
+//                  in the mailbox (only try_submit() may refuse a full one);
+//                  and no submit is refused as closed before the router's
+//                  drop began (the shards close only after it).
 //
 // The log is seen from outside the engine, so each oracle only claims what
 // the log proves: an item is counted in process() from the call to its
@@ -58,6 +67,7 @@ struct shard_oracle_settings {
   std::size_t max_pending = 4096;
   std::size_t mailbox_capacity = 64;
   bool coalesce_duplicates = false;
+  std::int64_t evict_after_ns = 60'000'000'000;
   std::vector<std::string> enabled;  ///< names from shard_oracle_names()
   /// Every shard has exited: check what must hold at the end too.
   bool end_of_run = true;

@@ -202,6 +202,8 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::refile_to_front: cfg.canary.scheduler.refile_to_front = true; break;
     case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
     case shards_canary::panic_not_in_doubt: cfg.canary.panic_not_in_doubt = true; break;
+    case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
+    case shards_canary::submit_never_waits: break;  // the router's (shard_set)
   }
   return cfg;
 }
@@ -240,7 +242,9 @@ struct shard_set {
             st->log.record(e);
           }));
     }
-    handle = std::make_shared<router_t>(rt, std::move(senders));
+    router_canary broken;
+    broken.submit_never_waits = sys.canary == shards_canary::submit_never_waits;
+    handle = std::make_shared<router_t>(rt, std::move(senders), broken);
     closed.emplace(*handle);
     closed->close();
   }
@@ -251,18 +255,21 @@ struct shard_set {
   }
 
   /// Drops the scenario's router (once): the shards drain, flush and exit.
+  /// The `shutdown` event is logged as the drop begins, under `mu`: every
+  /// submit that finds the router gone (and so hands its work back closed)
+  /// is logged after it, and every flush logged before it is an idle sweep's.
   void drop(shared_state<Rt>& st) {
     std::shared_ptr<router_t> last;  // released outside the lock: it may be the router's last handle
     {
       const std::lock_guard hold(mu);
       if (dropped) return;
+      shard_event e;
+      e.kind = shard_event_kind::shutdown;
+      st.log.record(e);
       dropped = true;
       last = std::move(handle);
     }
     last.reset();
-    shard_event e;
-    e.kind = shard_event_kind::shutdown;
-    st.log.record(e);
   }
 
   std::shared_ptr<router_t> handle;
@@ -311,6 +318,7 @@ void check_shard_oracles(Rt& rt, const scenario& s, shared_state<Rt>& st, bool s
   os.max_pending = sys.max_pending;
   os.mailbox_capacity = sys.mailbox_capacity;
   os.coalesce_duplicates = sys.coalesce_duplicates;
+  os.evict_after_ns = sys.evict_after_ns;
   os.enabled = s.oracles;
   if constexpr (!is_sim<Rt>) {
     // On a real clock the engine's deadline check and the processor's call

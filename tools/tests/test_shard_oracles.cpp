@@ -83,6 +83,7 @@ std::vector<shard_event> clean_log() {
 shard_oracle_settings settings(std::vector<std::string> enabled = shard_oracle_names()) {
   shard_oracle_settings s;
   s.max_inflight = {1, 1};
+  s.evict_after_ns = 0;  // the hand-written logs keep t = 0: any sweep is old enough (the eviction test sets its own)
   s.enabled = std::move(enabled);
   return s;
 }
@@ -122,12 +123,14 @@ BOOST_AUTO_TEST_CASE(conservation_catches_a_lost_a_doubled_and_a_wrongly_handed_
   auto other = clean_log();
   shard_event back = ev(K::handed_back, 4, 1, 3);
   back.value = 9;
+  back.via_try = true;  // a full mailbox: only try_submit hands back (backpressure)
   other.insert(other.begin() + 3, back);
   expect_caught(check(other), "conservation", "item 4 was refused and item 9 handed back instead");
 
   auto both = clean_log();
   shard_event returned = ev(K::handed_back, 3, 2, 2);
   returned.value = 3;
+  returned.via_try = true;
   both[2] = returned;
   expect_caught(check(both), "conservation", "item 3 was handed back but was dispatched");
 }
@@ -292,4 +295,47 @@ BOOST_AUTO_TEST_CASE(deadlines_catches_a_late_dispatch_an_early_expiry_and_an_ex
   const std::vector<std::string> others = {"conservation", "state", "per_key_order"};
   BOOST_TEST(!check(timed(100), settings(others)).has_value());
   BOOST_TEST(!check(shed(99, 100), settings(others)).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(backpressure_catches_a_submit_handed_back_full_and_a_refusal_closed_while_open) {
+  auto with = [](bool via_try, hand_back_reason why, bool after_shutdown) {
+    auto log = clean_log();
+    shard_event back = ev(K::handed_back, 4, 1, 3);
+    back.value = 4;
+    back.via_try = via_try;
+    back.detail = static_cast<std::uint8_t>(why);
+    log.insert(log.begin() + (after_shutdown ? 10 : 3), back);
+    return log;
+  };
+  expect_caught(check(with(false, hand_back_reason::full, false), settings({"backpressure"})), "backpressure",
+                "submit() handed item 4 back as full");
+  BOOST_TEST(!check(with(true, hand_back_reason::full, false)).has_value());  // try_submit may
+  expect_caught(check(with(true, hand_back_reason::closed, false), settings({"backpressure"})), "backpressure",
+                "item 4 handed back as closed before the router's drop began");
+  BOOST_TEST(!check(with(false, hand_back_reason::closed, true)).has_value());
+  BOOST_TEST(!check(with(false, hand_back_reason::full, false), settings({"conservation"})).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(eviction_catches_an_idle_sweep_before_evict_after) {
+  // Key 2's state, kept at t=100, flushed by a sweep at t=100 + age (before the shutdown).
+  auto with_sweep = [](std::int64_t age) {
+    auto log = clean_log();
+    for (auto& e : log) e.t = 100;
+    shard_event f = flush(K::flushed, 2, 1);
+    f.t = 100 + age;
+    shard_event done = flush(K::flush_done, 2);
+    done.t = f.t;
+    log.insert(log.begin() + 7, {f, done});
+    // The final flush no longer has key 2's state to hand over: drop it from the end.
+    log.erase(log.end() - 3, log.end() - 1);
+    return log;
+  };
+  shard_oracle_settings s = settings({"eviction", "state"});
+  s.evict_after_ns = 50;
+  expect_caught(check(with_sweep(49), s), "eviction", "flushed by an idle sweep 49ns after its last kept result");
+  BOOST_TEST(!check(with_sweep(50), s).has_value());
+  // At shutdown the final flush takes every resident state, however young.
+  shard_oracle_settings young = settings({"eviction"});
+  young.evict_after_ns = 1'000'000;
+  BOOST_TEST(!check(clean_log(), young).has_value());
 }
