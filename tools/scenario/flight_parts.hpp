@@ -56,6 +56,7 @@ struct shared_state {
   state_lock<Rt> mu;
   std::vector<typename Rt::task> tasks;
   std::map<std::string, std::vector<typename Rt::task>> named;  // join id -> its waiters, for leave steps (under mu)
+  std::map<key_type, typename Rt::task> worker_of;  // key -> its newest worker, for cancel_worker steps (under mu)
 
   void keep(typename Rt::task t) {
     const std::lock_guard hold(mu);
@@ -131,17 +132,55 @@ const worker_rule* decide(Rt& rt, const worker_behaviour& b, key_type key, std::
   return nullptr;
 }
 
+/// A worker's resolution until its body takes it. Destroyed with it still
+/// inside (the worker was cancelled before it ever ran), it logs the
+/// abandonment the resolution is about to answer, before the resolution
+/// answers and retires the flight, as a body that ran does.
+template <class Rt, class Flight>
+struct unrun_resolution {
+  std::shared_ptr<shared_state<Rt>> st;
+  key_type key;
+  std::uint64_t id;
+  std::optional<typename Flight::resolution> res;
+
+  unrun_resolution(std::shared_ptr<shared_state<Rt>> s, key_type k, std::uint64_t i, typename Flight::resolution r)
+      : st(std::move(s)), key(k), id(i), res(std::move(r)) {}
+  unrun_resolution(unrun_resolution&& o) : st(o.st), key(o.key), id(o.id), res(std::move(o.res)) {
+    o.res.reset();  // the moved-from resolution is disarmed: nothing to log for it
+  }
+  unrun_resolution(const unrun_resolution&) = delete;
+  unrun_resolution& operator=(const unrun_resolution&) = delete;
+  unrun_resolution& operator=(unrun_resolution&&) = delete;
+  ~unrun_resolution() {
+    if (!res) return;
+    try {
+      st->log.record(about(flight_event_kind::abandoned, key, id));
+    } catch (...) {
+      // Only allocation can fail here; losing one trace line beats terminate().
+    }
+    res.reset();
+  }
+  typename Flight::resolution take() {
+    typename Flight::resolution r = std::move(*res);
+    res.reset();
+    return r;
+  }
+};
+
 template <class Rt, class Flight>
 void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, Flight& f, key_type key,
                   std::shared_ptr<typename Flight::slot> work, std::uint32_t core) {
-  // Made before the spawn and moved in: a worker dropped before it ever ran still answers.
-  typename Flight::resolution res(f, key, work, outcome{flight_answer::abandoned, 0}, "key " + std::to_string(key));
-  st->keep(rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res), tok = live_token<Rt>(st)]() mutable {
+  // Made before the spawn and moved in: a worker dropped before it ever ran
+  // (cancelled first) still answers, and its holder logs that abandonment.
+  unrun_resolution<Rt, Flight> res{st, key, work->id(),
+                                   typename Flight::resolution(f, key, work, outcome{flight_answer::abandoned, 0},
+                                                               "key " + std::to_string(key))};
+  typename Rt::task worker = rt.spawn_on(core, "worker", [&rt, &s, st, key, work, res = std::move(res), tok = live_token<Rt>(st)]() mutable {
     const std::uint64_t id = work->id();
     bool answered = false;
     {
       // In a scope of its own: the resolution retires the flight before the fiber ends.
-      typename Flight::resolution r = std::move(res);
+      typename Flight::resolution r = res.take();
       st->log.record(about(flight_event_kind::led, key, id));
       try {
         const std::uint64_t ns = draw(rt, s.worker.duration_ns);
@@ -169,10 +208,34 @@ void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<
         }
       } catch (const worker_panic&) {
         // The worker's task boundary: the resolution answers "abandoned" on the way out.
+      } catch (const fiber_cancelled&) {
+        // Cancelled mid-call (a cancel_worker step): the resolution answers
+        // "abandoned" as it unwinds, after this line, as on the other ways out.
+        if (!answered) st->log.record(about(flight_event_kind::abandoned, key, id));
+        throw;
       }
       if (!answered) st->log.record(about(flight_event_kind::abandoned, key, id));
     }
-  }));
+  });
+  {
+    const std::lock_guard hold(st->mu);
+    st->worker_of[key] = worker;
+  }
+  st->keep(std::move(worker));
+}
+
+/// A cancel_worker step: cancels the newest worker started for `key`, if it
+/// still runs (cancelling a finished task is a no-op).
+template <class Rt>
+void cancel_worker(shared_state<Rt>& st, key_type key) {
+  typename Rt::task t;
+  {
+    const std::lock_guard hold(st.mu);
+    const auto it = st.worker_of.find(key);
+    if (it == st.worker_of.end()) return;
+    t = it->second;
+  }
+  t.cancel();
 }
 
 /// The `counters` oracle (counter_oracles.hpp): once every waiter and worker

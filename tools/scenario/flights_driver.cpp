@@ -56,6 +56,12 @@ void drive(Rt& rt, const scenario& s) {
           for (typename runtime::task& w : leaving) w.cancel();
           continue;
         }
+        if (stp.what == step::kind::cancel_worker) {
+          const std::uint64_t after = draw(rt, stp.after_ns);
+          if (after > 0) rt.sleep_for(static_cast<std::int64_t>(after));
+          flight_parts::cancel_worker(*st, draw(rt, stp.key));
+          continue;
+        }
         if (stp.what != step::kind::join) continue;  // the reader refuses other components' steps
         for (std::uint64_t i = 0; i < stp.count; ++i) {
           const key_type key = draw(rt, stp.key);

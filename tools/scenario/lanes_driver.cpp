@@ -56,6 +56,7 @@ void drive(Rt& rt, const scenario& s) {
           case step::kind::shutdown:
           case step::kind::join:
           case step::kind::leave:
+          case step::kind::cancel_worker:
             break;  // the reader refuses other components' steps
           case step::kind::route:
             for (std::uint64_t i = 0; i < stp.count; ++i) {

@@ -29,9 +29,10 @@ struct key_spec {
 };
 
 struct step {
-  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join, leave };
+  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join, leave, cancel_worker };
   kind what = kind::sleep;
-  key_spec key;               ///< route, submit, try_submit, join
+  key_spec key;               ///< route, submit, try_submit, join, cancel_worker
+  duration after_ns;          ///< cancel_worker: how long the step waits before it cancels (drawn)
   std::uint64_t count = 1;    ///< route, submit, try_submit, join: items sent (waiters started) by this step
   std::uint64_t gap_ns = 0;   ///< route, submit, try_submit, join: pause between them (0: back to back)
   std::optional<std::uint64_t> leave_after_ns;  ///< join: each waiter leaves (is cancelled) this long after it starts
@@ -55,6 +56,7 @@ constexpr std::string_view name_of(step::kind k) {
     case step::kind::shutdown: return "shutdown";
     case step::kind::join: return "join";
     case step::kind::leave: return "leave";
+    case step::kind::cancel_worker: return "cancel_worker";
   }
   return "?";
 }

@@ -332,6 +332,11 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
         out.what = step::kind::leave;
         out.join_id = st["leave"]["join"].get<std::string>();
         leaves.emplace_back(step_at + "/leave/join", out.join_id);
+      } else if (st.contains("cancel_worker")) {
+        const nlohmann::json& r = st["cancel_worker"];
+        out.what = step::kind::cancel_worker;
+        out.key = key_of(r["key"]);
+        if (r.contains("after_ns")) out.after_ns = duration_of(r["after_ns"], file, step_at + "/cancel_worker/after_ns");
       } else if (st.contains("shutdown")) {
         out.what = step::kind::shutdown;
       } else {
@@ -340,7 +345,8 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
       const bool lane_step = out.what == step::kind::route || out.what == step::kind::drop_router;
       const bool shard_step = out.what == step::kind::submit || out.what == step::kind::try_submit ||
                               out.what == step::kind::shutdown;
-      const bool flight_step = out.what == step::kind::join || out.what == step::kind::leave;
+      const bool flight_step =
+          out.what == step::kind::join || out.what == step::kind::leave || out.what == step::kind::cancel_worker;
       if ((lane_step && !s.lanes) || (shard_step && !s.shards) || (flight_step && !s.single_flight)) {
         const std::string kind = std::string(name_of(out.what));
         const char* needs = lane_step ? "lanes" : shard_step ? "shards" : "single_flight";

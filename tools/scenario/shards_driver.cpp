@@ -146,6 +146,7 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
           case step::kind::drop_router:
           case step::kind::join:
           case step::kind::leave:
+          case step::kind::cancel_worker:
             break;  // the reader refuses other components' steps
         }
       }
