@@ -180,7 +180,9 @@ enum class state_model : std::uint8_t {
 
 /// crash_*: the process itself dies (a null store, abort(), a stack overflow),
 /// not a failed run: a test of the harness's crash report, never a user's fault model.
-enum class outcome_kind : std::uint8_t { ok, error_clean, error_in_doubt, panic, crash_segv, crash_abort, crash_overflow };
+/// What a process() call does: ok (keeps or drops state as behaviour.processor.state says), drop (returns ok
+/// but drops the key's state, whatever `state` says), an error, a panic, or a crash.
+enum class outcome_kind : std::uint8_t { ok, drop, error_clean, error_in_doubt, panic, crash_segv, crash_abort, crash_overflow };
 
 /// One rule of behaviour.processor.outcomes; the first that matches a call wins.
 struct outcome_rule {

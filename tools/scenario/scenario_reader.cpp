@@ -122,6 +122,7 @@ shards_system shards_of(const nlohmann::json& j) {
 }
 
 outcome_kind outcome_of(const std::string& name) {
+  if (name == "drop") return outcome_kind::drop;
   if (name == "error_clean") return outcome_kind::error_clean;
   if (name == "error_in_doubt") return outcome_kind::error_in_doubt;
   if (name == "panic") return outcome_kind::panic;

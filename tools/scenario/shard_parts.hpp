@@ -132,9 +132,10 @@ struct processor {
       case outcome_kind::crash_overflow:
         crash(outcome);
       case outcome_kind::ok:
+      case outcome_kind::drop:
         break;
     }
-    if (behaviour->state == state_model::drop) {
+    if (behaviour->state == state_model::drop || outcome == outcome_kind::drop) {
       finish(shard_disposition::drop);
       return disposition<std::uint64_t>::drop();
     }
