@@ -211,7 +211,7 @@ expect bad_processor_percent 2 "s_percent.json: /behaviour/processor/outcomes/0/
 smk s_when2.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1,"nth_call":2},"outcome":"panic"}]'
 expect bad_processor_two_whens 2 's_when2.json: /behaviour/processor/outcomes/0/when: expected an object with exactly one of key, nth_call, percent, found {"key":1,"nth_call":2}' -- "$L" run s_when2.json
 smk s_outcome.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1},"outcome":"boom"}]'
-expect bad_processor_outcome 2 's_outcome.json: /behaviour/processor/outcomes/0/outcome: expected one of "ok", "error_clean", "error_in_doubt", "panic", "crash_segv", "crash_abort", "crash_overflow", found "boom"' -- "$L" run s_outcome.json
+expect bad_processor_outcome 2 's_outcome.json: /behaviour/processor/outcomes/0/outcome: expected one of "ok", "drop", "error_clean", "error_in_doubt", "panic", "crash_segv", "crash_abort", "crash_overflow", found "boom"' -- "$L" run s_outcome.json
 smk s_class.json 'd["workload"]["actors"][1]["steps"][0]["try_submit"]["class"]=2'
 expect bad_submit_class 2 "s_class.json: /workload/actors/1/steps/0/try_submit/class: expected a class index below the 2 classes of /system/shards/classes, found 2" -- "$L" run s_class.json
 smk s_ttl.json 'd["workload"]["actors"][0]["steps"][0]["submit"]["ttl_ns"]=-1'
