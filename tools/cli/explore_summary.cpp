@@ -44,8 +44,16 @@ coverage coverage_of(const explore_summary& s) {
       c.b_then_a[p] += (orders & probes::order_ba(p)) != 0 ? 1 : 0;
     }
   }
-  if (doc.is_object() && doc.contains("must_reach") && doc["must_reach"].is_array()) {
-    for (const auto& n : doc["must_reach"]) {
+  // must_reach: a list for every strategy, or an object of lists by strategy.
+  nlohmann::json wanted = nlohmann::json::array();
+  if (doc.is_object() && doc.contains("must_reach")) {
+    const nlohmann::json& m = doc["must_reach"];
+    const std::string strategy = s.config.value("strategy", std::string());
+    if (m.is_array()) wanted = m;
+    if (m.is_object() && m.contains(strategy) && m[strategy].is_array()) wanted = m[strategy];
+  }
+  {
+    for (const auto& n : wanted) {
       if (!n.is_string()) continue;
       c.must_reach.push_back(n.get<std::string>());
       const std::size_t i = probes::find(c.must_reach.back());

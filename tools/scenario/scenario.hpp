@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lockstep::scenario {
@@ -299,6 +300,8 @@ struct scenario {
   std::vector<std::string> oracles;  ///< enabled; every one when the file names none
   /// Coverage probes (engine/probes.hpp) explore must see hit over its seed range.
   std::vector<std::string> must_reach;
+  /// must_reach given per strategy (an object): (strategy, probes), in key order; must_reach is then empty.
+  std::vector<std::pair<std::string, std::vector<std::string>>> must_reach_by_strategy;
   std::int64_t liveness_ns = 1'000'000'000;
   std::optional<expectations> expect;
   std::optional<failure_expectation> expect_failure;

@@ -38,9 +38,22 @@ std::size_t distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-/// "must_reach": probes of the components present, each a name in engine/probes.hpp.
-void read_must_reach(const std::string& file, const std::string& prefix, const nlohmann::json& list,
-                     scenario& s) {
+/// "must_reach": probes of the components present, each a name in
+/// engine/probes.hpp; a list for every strategy, or an object of lists, one
+/// per strategy named (the schema admits random, pct and fifo).
+void read_must_reach(const std::string& file, const std::string& at, const nlohmann::json& list, scenario& s) {
+  if (list.is_object()) {
+    for (const auto& [strategy, probes] : list.items()) {
+      scenario one;  // the same checks, list by list
+      one.lanes = s.lanes;
+      one.shards = s.shards;
+      one.single_flight = s.single_flight;
+      read_must_reach(file, at + "/" + strategy, probes, one);
+      // An object's keys arrive sorted: fifo, pct, random.
+      s.must_reach_by_strategy.emplace_back(strategy, std::move(one.must_reach));
+    }
+    return;
+  }
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string name = list[i].get<std::string>();
     const std::string_view component = lockstep::probes::component_of(name);
@@ -61,7 +74,7 @@ void read_must_reach(const std::string& file, const std::string& prefix, const n
           closest = n;
         }
       }
-      fail(file, prefix + "/must_reach/" + std::to_string(i),
+      fail(file, at + "/" + std::to_string(i),
            "a probe of a component in /system (engine/probes.hpp; closest: " + std::string(closest) + "), found " +
                shown(list[i]));
     }
@@ -477,7 +490,7 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
   } else {
     s.oracles = applicable;
   }
-  if (doc.contains("must_reach")) read_must_reach(file, prefix, doc["must_reach"], s);
+  if (doc.contains("must_reach")) read_must_reach(file, prefix + "/must_reach", doc["must_reach"], s);
   if (doc.contains("expect_failure")) {
     const nlohmann::json& x = doc["expect_failure"];
     if (doc.contains("expect")) {

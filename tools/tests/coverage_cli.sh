@@ -53,6 +53,24 @@ assert c["must_reach_verdict"] == "held" and c["must_reach_missing"] == []
 pair = [p for p in c["race_pairs"] if p["race"] == "reap vs route"][0]
 assert pair["a_then_b_runs"] > 0 and pair["b_then_a_runs"] > 0, pair
 assert "reap vs route" not in c["one_order_pairs"]' opens.json
+# must_reach per strategy (an object): each strategy judged by its own list
+# only; a strategy the object does not name has none.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['must_reach']={'random':['lanes.reap_found_pending'],'pct':['lanes.reaped']}; json.dump(d,open('per.json','w'))" "$removed"
+expect per_strategy_random_misses 1 "must_reach FAILED: no run hit lanes.reap_found_pending over these 50 runs" -- \
+  "$L" explore per.json --strategy random --seeds 1..50 --json per_random.json
+check per_strategy_random_json '
+import json, sys
+c = json.load(open(sys.argv[1]))["coverage"]
+assert c["must_reach"] == ["lanes.reap_found_pending"], c["must_reach"]
+assert c["must_reach_verdict"] == "failed"' per_random.json
+expect per_strategy_pct_holds 0 "all 50 seeds held" -- "$L" explore per.json --strategy pct --seeds 1..50
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['must_reach']={'pct':['lanes.reaped','lanes.reap_found_pendin']}; json.dump(d,open('per_bad.json','w'))" "$removed"
+expect per_strategy_bad_probe 2 "per_bad.json: /must_reach/pct/1: expected a probe of a component in /system (engine/probes.hpp; closest: lanes.reap_found_pending), found \"lanes.reap_found_pendin\"" -- \
+  "$L" run per_bad.json
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['must_reach']={'guided':['lanes.reaped']}; json.dump(d,open('per_unknown.json','w'))" "$removed"
+expect per_strategy_unknown 2 "per_unknown.json: /must_reach/guided: expected one of fifo, pct, random (unknown field)" -- \
+  "$L" run per_unknown.json
+
 # A file in the library that names the race but never opens it shows as one order / unreached.
 expect reap_then_reuse_reports_gap 0 "probes no run hit: lanes.route_refused_at_capacity lanes.reap_found_pending" -- \
   "$L" explore "$S/lanes_reap_then_reuse.json" --seeds 1..50
