@@ -6,7 +6,8 @@
 # report exits 86 (tools/sanitizer_exit_code.cpp, TSAN_OPTIONS below), which
 # is not the 0 each case expects. A few bundled files cover the components
 # on two or three threads: lanes (routing and reaping across threads),
-# shards, single-flight (the cancel/publish race), a composed system, and one
+# shards, single-flight (the cancel/publish race, workers cancelled mid-call
+# from another core), a composed system, and one
 # planted shard bug, caught (exit 1) on threads without a race report. Each
 # file runs three times: TSan sees only the interleavings that happen, and a
 # run takes well under a second even under TSan.
@@ -30,7 +31,8 @@ source "$here/cli_test.sh" "$@"  # L, S, a temporary working folder, expect
 
 for b in lanes_per_key_order lanes_route_meets_reap_2cores lanes_survives_consumer_panic_2cores \
   shards_backpressure_2cores shards_faults_random flight_cancel_publish_race_2cores \
-  flight_faults_random_2cores composed_faults_random_3cores; do
+  flight_faults_random_2cores flight_cancel_worker_2cores lanes_reap_meets_successor_2cores \
+  composed_faults_random_3cores; do
   f="$S/$b.json"
   [ -f "$f" ] || { name=$b; fail "bundled scenario $f is missing"; continue; }
   for round in 1 2 3; do
