@@ -38,6 +38,7 @@ namespace lockstep {
 /// Deliberately broken router variants, for the scenario canaries only.
 struct router_canary {
     bool submit_never_waits = false;  ///< submit() hands the work back on a full mailbox, as try_submit() does
+    bool try_submit_next_shard = false;  ///< try_submit() sends to the shard after shard_of(key)
 };
 
 template <Runtime R, Work W>
@@ -92,7 +93,7 @@ public:
             LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
             return {send_status::closed, std::move(work)};
         }
-        sender& to = senders_[shard_of(work.key())];
+        sender& to = senders_[(shard_of(work.key()) + (canary_.try_submit_next_shard ? 1 : 0)) % shards_];
         send_outcome<mail> sent = to.try_send(mail::stamp(std::move(work), rt_->now()));
         if (sent.status == send_status::full) {
             LOCKSTEP_PROBE(*rt_, "shards.try_submit_refused_full");

@@ -107,6 +107,7 @@ enum class shards_canary : std::uint8_t {
   panic_not_in_doubt,
   evict_ignores_age,
   submit_never_waits,
+  try_submit_next_shard,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),
@@ -244,7 +245,8 @@ inline const std::vector<std::string>& shard_oracle_names() {
   static const std::vector<std::string> names = {"conservation", "state",       "per_key_order",
                                                  "one_in_flight", "class_budget", "pending_cap",
                                                  "fairness",      "request_ids",  "deadlines",
-                                                 "eviction",      "backpressure", "counters"};
+                                                 "eviction",      "backpressure", "placement",
+                                                 "counters"};
   return names;
 }
 

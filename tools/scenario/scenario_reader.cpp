@@ -113,6 +113,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"panic_not_in_doubt", shards_canary::panic_not_in_doubt},
       {"evict_ignores_age", shards_canary::evict_ignores_age},
       {"submit_never_waits", shards_canary::submit_never_waits},
+      {"try_submit_next_shard", shards_canary::try_submit_next_shard},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

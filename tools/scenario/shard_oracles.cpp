@@ -114,6 +114,21 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> running_cls;                           // (shard, class)
   std::map<std::uint64_t, std::size_t> held;                                                       // shard -> items
   std::map<std::pair<std::uint64_t, std::uint64_t>, int> passed_over;                              // (waiting, served)
+  // item -> (the shard shard_of named when its actor sent it, by try_submit):
+  // an actor logs `submitted` when the call returns, maybe after the item's
+  // own events, so the whole log is read for it first.
+  std::map<std::uint64_t, std::pair<std::uint64_t, bool>> sent_to;
+  for (const shard_event& e : log) {
+    if (e.kind == K::submitted) sent_to[e.item] = {e.shard, e.via_try};
+  }
+  auto placed = [&](const shard_event& e, std::size_t n) {
+    const auto to = sent_to.find(e.item);
+    if (to != sent_to.end() && to->second.first != e.shard) {
+      report("placement", where(e, n) + ": item " + str(e.item) + " reached shard " + str(e.shard) + ", but shard_of" +
+                              " named shard " + str(to->second.first) + " when " +
+                              (to->second.second ? "try_submit()" : "submit()") + " sent it");
+    }
+  };
   std::map<std::uint64_t, std::int64_t> last_kept_at;  // key -> time of its last completed `keep`
   bool shutting_down = false;                          // the router's drop has begun
 
@@ -177,6 +192,7 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         }
         break;
       case K::dispatched: {
+        placed(e, n);
         leave(e, n, "was dispatched");
         ++dispatches[e.item];
         if (submitted.count(e.item) == 0) hold(e, n);  // counted from here, in process()
@@ -245,6 +261,7 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         // Shedding an expired head is the key's turn (it goes to the back of
         // its ring), so it no longer counts as passed over.
         served(e.key);
+        placed(e, n);
         leave(e, n, "expired");
         if (submitted.count(e.item) != 0) release(e);
         in_order(last_expired, e, n, "expired");
@@ -256,6 +273,7 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         }
         break;
       case K::coalesced: {
+        placed(e, n);
         leave(e, n, "was coalesced");
         if (submitted.count(e.item) != 0) release(e);
         if (!s.coalesce_duplicates) {

@@ -43,6 +43,11 @@
 //                  in the mailbox (only try_submit() may refuse a full one);
 //                  and no submit is refused as closed before the router's
 //                  drop began (the shards close only after it).
+//   placement      the router's shard_of is one function of the key for every
+//                  entry point: each item reaches (is processed, expired or
+//                  coalesced on) the shard shard_of named when the actor
+//                  submitted it, by submit() or try_submit() alike (the
+//                  seed's `shard_of`: "a key always maps to the same shard").
 //
 // The log is seen from outside the engine, so each oracle only claims what
 // the log proves: an item is counted in process() from the call to its

@@ -204,7 +204,9 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
     case shards_canary::panic_not_in_doubt: cfg.canary.panic_not_in_doubt = true; break;
     case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
-    case shards_canary::submit_never_waits: break;  // the router's (shard_set)
+    case shards_canary::submit_never_waits:
+    case shards_canary::try_submit_next_shard:
+      break;  // the router's (shard_set)
   }
   return cfg;
 }
@@ -245,6 +247,7 @@ struct shard_set {
     }
     router_canary broken;
     broken.submit_never_waits = sys.canary == shards_canary::submit_never_waits;
+    broken.try_submit_next_shard = sys.canary == shards_canary::try_submit_next_shard;
     handle = std::make_shared<router_t>(rt, std::move(senders), broken);
     closed.emplace(*handle);
     closed->close();

@@ -108,7 +108,7 @@ expect canary_oracle_off 0 "all 50 seeds held" -- "$L" explore dq_off.json --see
 for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_expired:conservation \
   ignore_pending_cap:pending_cap lifo_per_key:per_key_order ignore_budget:class_budget \
   refile_to_front:fairness complete_before_process:one_in_flight panic_not_in_doubt:counters \
-  evict_ignores_age:eviction submit_never_waits:backpressure; do
+  evict_ignores_age:eviction submit_never_waits:backpressure try_submit_next_shard:placement; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"
@@ -149,7 +149,7 @@ expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an in
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
 mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "lane_survives", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "eviction", "backpressure", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", "counters", found "liveliness"' -- "$L" run oracle.json
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "lane_survives", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "eviction", "backpressure", "placement", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", "counters", found "liveliness"' -- "$L" run oracle.json
 mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
 expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, counters), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
@@ -229,7 +229,7 @@ expect bad_consumer_on_shards 2 "s_consumer.json: /behaviour/consumer: expected 
 smk s_expect.json 'd["expect"]={"handled":1}'
 expect bad_lane_expect_on_shards 2 "s_expect.json: /expect/handled: expected an expectation on a component present in /system (handled needs /system/lanes), found no lanes" -- "$L" run s_expect.json --strategy fifo
 smk s_oracle.json 'd["oracles"]=["conservation","capacity"]'
-expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids, deadlines, eviction, backpressure, counters), found "capacity"' -- "$L" run s_oracle.json
+expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids, deadlines, eviction, backpressure, placement, counters), found "capacity"' -- "$L" run s_oracle.json
 smk s_both.json 'd["system"]["lanes"]={"idle_ttl_ns":None,"capacity":None}'
 expect bad_two_components_unwired 2 "s_both.json: /system/wiring: expected a field saying what the lane consumer does with each item (lookup, forward), but it is missing" -- "$L" run s_both.json
 expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy pct" -- \

@@ -339,3 +339,17 @@ BOOST_AUTO_TEST_CASE(eviction_catches_an_idle_sweep_before_evict_after) {
   young.evict_after_ns = 1'000'000;
   BOOST_TEST(!check(clean_log(), young).has_value());
 }
+
+BOOST_AUTO_TEST_CASE(placement_catches_an_item_on_another_shard_than_shard_of_named) {
+  auto log = clean_log();
+  log[5].shard = 1;  // item 3 dispatched on shard 1; its submission said shard 0
+  log[6].shard = 1;
+  expect_caught(check(log, settings({"placement"})), "placement",
+                "item 3 reached shard 1, but shard_of named shard 0 when submit() sent it");
+  BOOST_TEST(!check(log, settings({"conservation", "state"})).has_value());
+  // The submission is logged when the call returns, after the dispatch: the whole log is read for it.
+  auto late = clean_log();
+  std::swap(late[2], late[5]);
+  late[2].shard = 1;
+  expect_caught(check(late, settings({"placement"})), "placement", "item 3 reached shard 1");
+}
