@@ -56,6 +56,15 @@ void drive(Rt& rt, const scenario& s) {
           for (typename runtime::task& w : leaving) w.cancel();
           continue;
         }
+        if (stp.what == step::kind::observe) {
+          // The reader admits only in_flight here.
+          const std::size_t flights = f.in_flight();
+          check(rt, flights == stp.observed, "observe",
+                "actor " + s.actors[a].name + " step " + std::to_string(n) + ": in_flight() is " +
+                    std::to_string(flights) + " at t=" + std::to_string(st->log.now()) + "ns, the file expects " +
+                    std::to_string(stp.observed));
+          continue;
+        }
         if (stp.what == step::kind::cancel_worker) {
           const std::uint64_t after = draw(rt, stp.after_ns);
           if (after > 0) rt.sleep_for(static_cast<std::int64_t>(after));

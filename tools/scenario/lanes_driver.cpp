@@ -51,6 +51,18 @@ void drive(Rt& rt, const scenario& s) {
           case step::kind::drop_router:
             router.drop(*st);
             break;
+          case step::kind::observe: {
+            // The reader admits only lane_count here.
+            const auto r = router.get(*st);
+            check(rt, r != nullptr, "observe",
+                  "actor " + s.actors[a].name + " step " + std::to_string(n) + ": lane_count() expected " +
+                      std::to_string(stp.observed) + ", but the router was dropped before the step");
+            const std::size_t lanes = r->lane_count();
+            check(rt, lanes == stp.observed, "observe",
+                  "actor " + s.actors[a].name + " step " + std::to_string(n) + ": lane_count() is " + std::to_string(lanes) +
+                      " at t=" + std::to_string(st->log.now()) + "ns, the file expects " + std::to_string(stp.observed));
+            break;
+          }
           case step::kind::submit:
           case step::kind::try_submit:
           case step::kind::shutdown:

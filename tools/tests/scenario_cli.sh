@@ -212,6 +212,12 @@ smk s_when2.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1,"nth
 expect bad_processor_two_whens 2 's_when2.json: /behaviour/processor/outcomes/0/when: expected an object with exactly one of key, nth_call, percent, found {"key":1,"nth_call":2}' -- "$L" run s_when2.json
 smk s_outcome.json 'd["behaviour"]["processor"]["outcomes"]=[{"when":{"key":1},"outcome":"boom"}]'
 expect bad_processor_outcome 2 's_outcome.json: /behaviour/processor/outcomes/0/outcome: expected one of "ok", "drop", "error_clean", "error_in_doubt", "panic", "crash_segv", "crash_abort", "crash_overflow", found "boom"' -- "$L" run s_outcome.json
+smk s_cancel.json 'd["workload"]["actors"][0]["steps"].append({"cancel_worker":{"key":1}})'
+expect bad_cancel_worker_on_shards 2 "s_cancel.json: /workload/actors/0/steps/1/cancel_worker: expected a step on a component present in /system (cancel_worker needs /system/single_flight), found no single_flight" -- "$L" run s_cancel.json
+smk s_observe.json 'd["workload"]["actors"][0]["steps"].append({"observe":{"lane_count":0}})'
+expect bad_observe_on_shards 2 "s_observe.json: /workload/actors/0/steps/1/observe/lane_count: expected an observable of a component present in /system (lane_count needs /system/lanes), found no lanes" -- "$L" run s_observe.json
+smk s_observe2.json 'd["workload"]["actors"][0]["steps"].append({"observe":{"lane_count":0,"in_flight":0}})'
+expect bad_observe_two 2 "s_observe2.json: /workload/actors/0/steps/1/observe: expected an object with exactly one of lane_count (the lane router's lanes now) and in_flight" -- "$L" run s_observe2.json
 smk s_class.json 'd["workload"]["actors"][1]["steps"][0]["try_submit"]["class"]=2'
 expect bad_submit_class 2 "s_class.json: /workload/actors/1/steps/0/try_submit/class: expected a class index below the 2 classes of /system/shards/classes, found 2" -- "$L" run s_class.json
 smk s_ttl.json 'd["workload"]["actors"][0]["steps"][0]["submit"]["ttl_ns"]=-1'
