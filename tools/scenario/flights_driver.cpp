@@ -56,6 +56,20 @@ void drive(Rt& rt, const scenario& s) {
           for (typename runtime::task& w : leaving) w.cancel();
           continue;
         }
+        if (stp.what == step::kind::wait_until) {
+          // The reader admits only in_flight here.
+          const std::int64_t deadline = deadline_after(rt.now(), s.liveness_ns);
+          std::size_t flights = f.in_flight();
+          while (flights != stp.observed && rt.now() < deadline) {
+            rt.sleep_for(static_cast<std::int64_t>(stp.poll_ns));
+            flights = f.in_flight();
+          }
+          check_liveness(rt, flights == stp.observed, "liveness",
+                         "actor " + s.actors[a].name + " step " + std::to_string(n) + ": wait_until in_flight() " +
+                             std::to_string(stp.observed) + " still " + std::to_string(flights) + " after " +
+                             std::to_string(s.liveness_ns) + "ns");
+          continue;
+        }
         if (stp.what == step::kind::observe) {
           // The reader admits only in_flight here.
           const std::size_t flights = f.in_flight();

@@ -159,6 +159,7 @@ std::int64_t run_budget_ns(const scenario& s) {
     std::int64_t own = 0;
     for (const step& st : a.steps) {
       own = saturating_add(own, as_ns(st.sleep_ns));
+      if (st.what == step::kind::wait_until) own = saturating_add(own, s.liveness_ns);  // it may wait that long
       if (st.count > 1) own = saturating_add(own, saturating_mul(as_ns(st.gap_ns), as_ns(st.count - 1)));
     }
     longest = std::max(longest, own);

@@ -38,7 +38,8 @@ void check_threads_settings(const scenario& s);
 scenario scaled_durations(const scenario& s, std::uint64_t scale);
 
 /// How long a run of `s` may take before a verdict, in the scenario's own
-/// time: its longest actor's own sleeps and gaps, plus one liveness budget
+/// time: its longest actor's own sleeps and gaps (and a liveness budget for
+/// each of its wait_until steps), plus one liveness budget
 /// for the workload's waits (room in a mailbox, a lane, an answer) and one
 /// for each liveness phase its driver has (lanes 2, shards 1, single-flight
 /// 1; composed, the sum). On the simulator the executor's budgets catch a

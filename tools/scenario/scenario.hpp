@@ -30,14 +30,17 @@ struct key_spec {
 };
 
 struct step {
-  enum class kind : std::uint8_t { route, sleep, drop_router, submit, try_submit, shutdown, join, leave, cancel_worker, observe };
+  enum class kind : std::uint8_t {
+    route, sleep, drop_router, submit, try_submit, shutdown, join, leave, cancel_worker, observe, wait_until
+  };
   /// observe: what the step reads now and compares with `observed`.
   enum class observable : std::uint8_t { lane_count, in_flight };
   kind what = kind::sleep;
   key_spec key;               ///< route, submit, try_submit, join, cancel_worker
   duration after_ns;          ///< cancel_worker: how long the step waits before it cancels (drawn)
-  observable watch = observable::lane_count;  ///< observe: the router's lane_count() or the table's in_flight()
-  std::uint64_t observed = 0;                 ///< observe: the value it must have
+  observable watch = observable::lane_count;  ///< observe, wait_until: the router's lane_count() or the table's in_flight()
+  std::uint64_t observed = 0;                 ///< observe: the value it must have; wait_until: the value waited for
+  std::uint64_t poll_ns = 10;                 ///< wait_until: how often it reads the value (as the seeds' wait_for polls)
   std::uint64_t count = 1;    ///< route, submit, try_submit, join: items sent (waiters started) by this step
   std::uint64_t gap_ns = 0;   ///< route, submit, try_submit, join: pause between them (0: back to back)
   std::optional<std::uint64_t> leave_after_ns;  ///< join: each waiter leaves (is cancelled) this long after it starts
@@ -63,6 +66,7 @@ constexpr std::string_view name_of(step::kind k) {
     case step::kind::leave: return "leave";
     case step::kind::cancel_worker: return "cancel_worker";
     case step::kind::observe: return "observe";
+    case step::kind::wait_until: return "wait_until";
   }
   return "?";
 }

@@ -352,14 +352,22 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
         out.what = step::kind::cancel_worker;
         out.key = key_of(r["key"]);
         if (r.contains("after_ns")) out.after_ns = duration_of(r["after_ns"], file, step_at + "/cancel_worker/after_ns");
-      } else if (st.contains("observe")) {
-        const nlohmann::json& r = st["observe"];
-        out.what = step::kind::observe;
+      } else if (st.contains("observe") || st.contains("wait_until")) {
+        const bool waits = st.contains("wait_until");
+        const nlohmann::json& r = waits ? st["wait_until"] : st["observe"];
+        out.what = waits ? step::kind::wait_until : step::kind::observe;
+        if (waits) {
+          out.poll_ns = r.value("poll_ns", std::uint64_t{10});
+          if (r.contains("lane_count") == r.contains("in_flight")) {
+            fail(file, step_at + "/wait_until",
+                 "an object with exactly one of lane_count and in_flight, and optional poll_ns, found " + shown(r));
+          }
+        }
         out.watch = r.contains("in_flight") ? step::observable::in_flight : step::observable::lane_count;
         out.observed = r.contains("in_flight") ? r["in_flight"].get<std::uint64_t>() : r["lane_count"].get<std::uint64_t>();
         const bool lanes_needed = out.watch == step::observable::lane_count;
         if ((lanes_needed && !s.lanes) || (!lanes_needed && !s.single_flight)) {
-          fail(file, step_at + "/observe/" + (lanes_needed ? "lane_count" : "in_flight"),
+          fail(file, step_at + (waits ? "/wait_until/" : "/observe/") + (lanes_needed ? "lane_count" : "in_flight"),
                std::string("an observable of a component present in /system (") +
                    (lanes_needed ? "lane_count needs /system/lanes" : "in_flight needs /system/single_flight") +
                    "), found no " + (lanes_needed ? "lanes" : "single_flight"));

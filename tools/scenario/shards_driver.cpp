@@ -148,6 +148,7 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
           case step::kind::leave:
           case step::kind::cancel_worker:
           case step::kind::observe:
+          case step::kind::wait_until:
             break;  // the reader refuses other components' steps
         }
       }

@@ -218,6 +218,11 @@ smk s_observe.json 'd["workload"]["actors"][0]["steps"].append({"observe":{"lane
 expect bad_observe_on_shards 2 "s_observe.json: /workload/actors/0/steps/1/observe/lane_count: expected an observable of a component present in /system (lane_count needs /system/lanes), found no lanes" -- "$L" run s_observe.json
 smk s_observe2.json 'd["workload"]["actors"][0]["steps"].append({"observe":{"lane_count":0,"in_flight":0}})'
 expect bad_observe_two 2 "s_observe2.json: /workload/actors/0/steps/1/observe: expected an object with exactly one of lane_count (the lane router's lanes now) and in_flight" -- "$L" run s_observe2.json
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'][1]={'wait_until':{'lane_count':0,'in_flight':0}}; json.dump(d,open('wu_two.json','w'))" "$S/lanes_idle_lane_reaped_waited.json"
+expect bad_wait_until_two 2 "wu_two.json: /workload/actors/0/steps/1/wait_until: expected an object with exactly one of lane_count and in_flight, and optional poll_ns" -- "$L" run wu_two.json
+# A wait_until whose value never comes fails liveness within the budget (no ttl: the lanes never reap).
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['lanes']['idle_ttl_ns']=None; json.dump(d,open('wu_never.json','w'))" "$S/lanes_idle_lane_reaped_waited.json"
+expect wait_until_never_holds 3 "actor producer step 1: wait_until lane_count() 0 still 2 after 1000000ns" -- "$L" run wu_never.json
 smk s_class.json 'd["workload"]["actors"][1]["steps"][0]["try_submit"]["class"]=2'
 expect bad_submit_class 2 "s_class.json: /workload/actors/1/steps/0/try_submit/class: expected a class index below the 2 classes of /system/shards/classes, found 2" -- "$L" run s_class.json
 smk s_ttl.json 'd["workload"]["actors"][0]["steps"][0]["submit"]["ttl_ns"]=-1'
