@@ -39,6 +39,7 @@ namespace lockstep {
 struct router_canary {
     bool submit_never_waits = false;  ///< submit() hands the work back on a full mailbox, as try_submit() does
     bool try_submit_next_shard = false;  ///< try_submit() sends to the shard after shard_of(key)
+    bool full_reported_closed = false;   ///< try_submit() reports a full mailbox as closed
 };
 
 template <Runtime R, Work W>
@@ -97,6 +98,7 @@ public:
         send_outcome<mail> sent = to.try_send(mail::stamp(std::move(work), rt_->now()));
         if (sent.status == send_status::full) {
             LOCKSTEP_PROBE(*rt_, "shards.try_submit_refused_full");
+            if (canary_.full_reported_closed) sent.status = send_status::closed;
         } else if (sent.status == send_status::closed) {
             LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
         }

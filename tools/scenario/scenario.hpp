@@ -117,6 +117,7 @@ enum class shards_canary : std::uint8_t {
   evict_ignores_age,
   submit_never_waits,
   try_submit_next_shard,
+  full_reported_closed,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),

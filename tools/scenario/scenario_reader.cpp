@@ -114,6 +114,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"evict_ignores_age", shards_canary::evict_ignores_age},
       {"submit_never_waits", shards_canary::submit_never_waits},
       {"try_submit_next_shard", shards_canary::try_submit_next_shard},
+      {"full_reported_closed", shards_canary::full_reported_closed},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

@@ -206,6 +206,7 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
     case shards_canary::submit_never_waits:
     case shards_canary::try_submit_next_shard:
+    case shards_canary::full_reported_closed:
       break;  // the router's (shard_set)
   }
   return cfg;
@@ -248,6 +249,7 @@ struct shard_set {
     router_canary broken;
     broken.submit_never_waits = sys.canary == shards_canary::submit_never_waits;
     broken.try_submit_next_shard = sys.canary == shards_canary::try_submit_next_shard;
+    broken.full_reported_closed = sys.canary == shards_canary::full_reported_closed;
     handle = std::make_shared<router_t>(rt, std::move(senders), broken);
     closed.emplace(*handle);
     closed->close();

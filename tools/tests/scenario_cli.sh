@@ -108,7 +108,8 @@ expect canary_oracle_off 0 "all 50 seeds held" -- "$L" explore dq_off.json --see
 for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_expired:conservation \
   ignore_pending_cap:pending_cap lifo_per_key:per_key_order ignore_budget:class_budget \
   refile_to_front:fairness complete_before_process:one_in_flight panic_not_in_doubt:counters \
-  evict_ignores_age:eviction submit_never_waits:backpressure try_submit_next_shard:placement; do
+  evict_ignores_age:eviction submit_never_waits:backpressure try_submit_next_shard:placement \
+  full_reported_closed:backpressure; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"
@@ -220,6 +221,9 @@ smk s_observe2.json 'd["workload"]["actors"][0]["steps"].append({"observe":{"lan
 expect bad_observe_two 2 "s_observe2.json: /workload/actors/0/steps/1/observe: expected an object with exactly one of lane_count (the lane router's lanes now) and in_flight" -- "$L" run s_observe2.json
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'][1]={'wait_until':{'lane_count':0,'in_flight':0}}; json.dump(d,open('wu_two.json','w'))" "$S/lanes_idle_lane_reaped_waited.json"
 expect bad_wait_until_two 2 "wu_two.json: /workload/actors/0/steps/1/wait_until: expected an object with exactly one of lane_count and in_flight, and optional poll_ns" -- "$L" run wu_two.json
+# An observe step whose value differs fails the run by the observe oracle's name.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'][3]={'observe':{'lane_count':1}}; json.dump(d,open('obs_wrong.json','w'))" "$S/lanes_idle_lane_reaped_observed.json"
+expect observe_wrong_value 1 "oracle 'observe' failed in fiber 1 'actor.producer': actor producer step 3: lane_count() is 0 at t=" -- "$L" run obs_wrong.json
 # A wait_until whose value never comes fails liveness within the budget (no ttl: the lanes never reap).
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['lanes']['idle_ttl_ns']=None; json.dump(d,open('wu_never.json','w'))" "$S/lanes_idle_lane_reaped_waited.json"
 expect wait_until_never_holds 3 "actor producer step 1: wait_until lane_count() 0 still 2 after 1000000ns" -- "$L" run wu_never.json
