@@ -105,6 +105,20 @@ bool settle(Rt& rt, progress<Rt>& p, std::int64_t budget_ns, Done&& done) {
   return done();
 }
 
+/// A wait_until step's wait: reads read() every poll_ns until it returns
+/// `want` or `budget_ns` has passed, as the seeds' wait_for polls; returns
+/// the last value read.
+template <class Rt, class Read>
+std::uint64_t poll_until(Rt& rt, std::int64_t budget_ns, std::uint64_t poll_ns, std::uint64_t want, Read&& read) {
+  const std::int64_t deadline = deadline_after(rt.now(), budget_ns);
+  std::uint64_t got = read();
+  while (got != want && rt.now() < deadline) {
+    rt.sleep_for(static_cast<std::int64_t>(poll_ns));
+    got = read();
+  }
+  return got;
+}
+
 template <class Rt, class Event>
 class event_log;
 

@@ -58,12 +58,8 @@ void drive(Rt& rt, const scenario& s) {
         }
         if (stp.what == step::kind::wait_until) {
           // The reader admits only in_flight here.
-          const std::int64_t deadline = deadline_after(rt.now(), s.liveness_ns);
-          std::size_t flights = f.in_flight();
-          while (flights != stp.observed && rt.now() < deadline) {
-            rt.sleep_for(static_cast<std::int64_t>(stp.poll_ns));
-            flights = f.in_flight();
-          }
+          const std::uint64_t flights = poll_until(rt, s.liveness_ns, stp.poll_ns, stp.observed,
+                                                   [&] { return static_cast<std::uint64_t>(f.in_flight()); });
           check_liveness(rt, flights == stp.observed, "liveness",
                          "actor " + s.actors[a].name + " step " + std::to_string(n) + ": wait_until in_flight() " +
                              std::to_string(stp.observed) + " still " + std::to_string(flights) + " after " +

@@ -53,14 +53,10 @@ void drive(Rt& rt, const scenario& s) {
             break;
           case step::kind::wait_until: {
             // The reader admits only lane_count here. The router dropped, no lane is left to count.
-            const std::int64_t deadline = deadline_after(rt.now(), s.liveness_ns);
-            std::size_t lanes = 0;
-            while (true) {
+            const std::uint64_t lanes = poll_until(rt, s.liveness_ns, stp.poll_ns, stp.observed, [&] {
               const auto r = router.get(*st);
-              lanes = r ? r->lane_count() : 0;
-              if (lanes == stp.observed || rt.now() >= deadline) break;
-              rt.sleep_for(static_cast<std::int64_t>(stp.poll_ns));
-            }
+              return static_cast<std::uint64_t>(r ? r->lane_count() : 0);
+            });
             check_liveness(rt, lanes == stp.observed, "liveness",
                            "actor " + s.actors[a].name + " step " + std::to_string(n) + ": wait_until lane_count() " +
                                std::to_string(stp.observed) + " still " + std::to_string(lanes) + " after " +
