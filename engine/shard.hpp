@@ -55,6 +55,12 @@ struct shard_canary {
     bool ignore_pending_cap = false;        ///< admit from the mailbox past max_pending
     bool complete_before_process = false;   ///< report an item done before process() runs
     bool panic_not_in_doubt = false;        ///< count a panic as failed but not in doubt
+    bool clean_error_not_failed = false;    ///< count only in-doubt errors as failed
+    bool panic_uncounted = false;           ///< never count a panic in panicked
+    bool expiry_uncounted = false;          ///< shed an expired item without counting it
+    bool started_before_coalescing = false; ///< count an arrival as started before the duplicate check
+    bool final_flush_uncounted = false;     ///< count only the idle sweep's flushes as evicted
+    bool queue_wait_absolute = false;       ///< add the dispatch time, not the time waited, to queue_wait_ns
     scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
@@ -185,7 +191,9 @@ private:
     void dispatch_ready(std::int64_t now) {
         for (class_id c = 0; c < book_.classes(); ++c) {
             while (std::optional<dispatch> d = book_.next(c, now)) {
-                hot_.queue_wait_ns += std::max<std::int64_t>(0, now - d->payload.enqueued_ns);
+                hot_.queue_wait_ns += cfg_.canary.queue_wait_absolute
+                                          ? now
+                                          : std::max<std::int64_t>(0, now - d->payload.enqueued_ns);
                 ++outstanding_;
                 (void)rt_.spawn("shard.process", [shared = common_, item = std::move(*d)]() mutable {
                     run_item(*shared, std::move(item));
@@ -229,7 +237,9 @@ private:
         std::size_t shed = 0;
         while (std::optional<std::pair<key_type, stamped<work_type>>> e = book_.pop_expired()) {
             ++shed;
-            ++hot_.expired;
+            if (!cfg_.canary.expiry_uncounted) {
+                ++hot_.expired;
+            }
             if (e->second.request_id && !cfg_.canary.keep_expired_request_ids) {
                 live_.erase({e->first, *e->second.request_id});
             }
@@ -302,8 +312,10 @@ private:
         const std::int64_t at = rt_.now();
         if (ran* r = std::get_if<ran>(&o)) {
             ++hot_.completed;
-            if (r->failure) {
+            if (r->failure && (*r->failure == fallout::in_doubt || !cfg_.canary.clean_error_not_failed)) {
                 ++hot_.failed;
+            }
+            if (r->failure) {
                 if (*r->failure == fallout::in_doubt && !(cfg_.canary.panic_not_in_doubt && r->panicked)) {
                     ++hot_.in_doubt;
                     if (!r->panicked) {
@@ -314,7 +326,9 @@ private:
                 }
             }
             if (r->panicked) {
-                ++hot_.panicked;
+                if (!cfg_.canary.panic_uncounted) {
+                    ++hot_.panicked;
+                }
                 if (cfg_.on_panic == panic_policy::abort) {
                     LOCKSTEP_PROBE(rt_, "shards.panic_abort");
                     publish();
@@ -356,6 +370,9 @@ private:
     }
 
     void admit_one(mail m, std::int64_t now) {
+        if (cfg_.canary.started_before_coalescing) {
+            ++hot_.started;
+        }
         std::optional<id_type> tracked;
         if (m.request_id && cfg_.coalesce_duplicates) {
             // Keyed by (key, id): an id reused by another key is not a duplicate.
@@ -367,7 +384,9 @@ private:
             }
             tracked = std::move(m.request_id);
         }
-        ++hot_.started;
+        if (!cfg_.canary.started_before_coalescing) {
+            ++hot_.started;
+        }
         if (m.expires_at_ns && *m.expires_at_ns <= now) {
             LOCKSTEP_PROBE(rt_, "shards.expired_in_mailbox");
         }
@@ -391,7 +410,9 @@ private:
 
     void start_flushes() {
         for (auto& [key, state] : flush_buf_) {
-            ++hot_.evicted;
+            if (open_ || !cfg_.canary.final_flush_uncounted) {
+                ++hot_.evicted;
+            }
             ++outstanding_;
             (void)rt_.spawn("shard.flush",
                             [shared = common_, k = std::move(key), s = std::move(state)]() mutable {

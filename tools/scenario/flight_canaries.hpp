@@ -33,6 +33,7 @@ enum class bug : std::uint8_t {
   removal_without_identity_check,  ///< a resolution removes whatever slot holds its key
   keep_retired_slot,               ///< a resolution leaves its slot in the table (scenario canary: servable)
   abandon_after_answer,            ///< a resolution also stores "abandoned" after an answer (scenario canary: same_value)
+  count_answers_as_abandoned,      ///< abandoned_total() counts every resolution, answered or not (scenario canary: counters)
 };
 
 template <class R, class K, class V, bug B>
@@ -125,6 +126,7 @@ class broken_flight {
     }
     ~resolution() {
       if (!slot_) return;
+      const bool unanswered = abandoned_.has_value();
       if (abandoned_) {
         slot_->publish(abandoned_);
         slot_->emit(flight_event::abandoned);
@@ -132,6 +134,7 @@ class broken_flight {
         slot_->publish(abandoned_value_);
       }
       std::lock_guard lock(f_.t_->mu);
+      if (unanswered || B == bug::count_answers_as_abandoned) ++f_.t_->abandoned;
       auto it = f_.t_->inflight.find(key_);
       const bool identity = B != bug::removal_without_identity_check;
       if (B != bug::keep_retired_slot && it != f_.t_->inflight.end() && (!identity || it->second == slot_))
@@ -176,6 +179,10 @@ class broken_flight {
     std::lock_guard lock(t_->mu);
     return t_->inflight.size();
   }
+  std::uint64_t abandoned_total() const {
+    std::lock_guard lock(t_->mu);
+    return t_->abandoned;
+  }
   void check_invariants() const {
     std::lock_guard lock(t_->mu);
     for (auto& [key, held] : t_->inflight) {
@@ -192,6 +199,7 @@ class broken_flight {
     typename R::mutex mu;
     std::map<K, std::shared_ptr<slot>> inflight;
     std::uint64_t next_id = 0;
+    std::uint64_t abandoned = 0;
     std::shared_ptr<const observer> obs;
   };
   std::shared_ptr<table> t_;

@@ -118,6 +118,12 @@ enum class shards_canary : std::uint8_t {
   submit_never_waits,
   try_submit_next_shard,
   full_reported_closed,
+  clean_error_not_failed,
+  panic_uncounted,
+  expiry_uncounted,
+  started_before_coalescing,
+  final_flush_uncounted,
+  queue_wait_absolute,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),
@@ -143,6 +149,7 @@ enum class flight_canary : std::uint8_t {
   removal_without_identity_check,
   keep_retired_slot,
   abandon_after_answer,
+  count_answers_as_abandoned,
 };
 
 /// The single-flight table (engine/single_flight.hpp); it has no settings of its own.

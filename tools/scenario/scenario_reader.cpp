@@ -115,6 +115,12 @@ shards_canary shards_canary_of(const std::string& name) {
       {"submit_never_waits", shards_canary::submit_never_waits},
       {"try_submit_next_shard", shards_canary::try_submit_next_shard},
       {"full_reported_closed", shards_canary::full_reported_closed},
+      {"clean_error_not_failed", shards_canary::clean_error_not_failed},
+      {"panic_uncounted", shards_canary::panic_uncounted},
+      {"expiry_uncounted", shards_canary::expiry_uncounted},
+      {"started_before_coalescing", shards_canary::started_before_coalescing},
+      {"final_flush_uncounted", shards_canary::final_flush_uncounted},
+      {"queue_wait_absolute", shards_canary::queue_wait_absolute},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;
@@ -243,6 +249,7 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "removal_without_identity_check") f.canary = flight_canary::removal_without_identity_check;
     if (canary == "keep_retired_slot") f.canary = flight_canary::keep_retired_slot;
     if (canary == "abandon_after_answer") f.canary = flight_canary::abandon_after_answer;
+    if (canary == "count_answers_as_abandoned") f.canary = flight_canary::count_answers_as_abandoned;
     s.single_flight = f;
   }
   if (sys.contains("wiring")) {

@@ -203,6 +203,12 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::refile_to_front: cfg.canary.scheduler.refile_to_front = true; break;
     case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
     case shards_canary::panic_not_in_doubt: cfg.canary.panic_not_in_doubt = true; break;
+    case shards_canary::clean_error_not_failed: cfg.canary.clean_error_not_failed = true; break;
+    case shards_canary::panic_uncounted: cfg.canary.panic_uncounted = true; break;
+    case shards_canary::expiry_uncounted: cfg.canary.expiry_uncounted = true; break;
+    case shards_canary::started_before_coalescing: cfg.canary.started_before_coalescing = true; break;
+    case shards_canary::final_flush_uncounted: cfg.canary.final_flush_uncounted = true; break;
+    case shards_canary::queue_wait_absolute: cfg.canary.queue_wait_absolute = true; break;
     case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
     case shards_canary::submit_never_waits:
     case shards_canary::try_submit_next_shard:

@@ -109,11 +109,23 @@ for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_exp
   ignore_pending_cap:pending_cap lifo_per_key:per_key_order ignore_budget:class_budget \
   refile_to_front:fairness complete_before_process:one_in_flight panic_not_in_doubt:counters \
   evict_ignores_age:eviction submit_never_waits:backpressure try_submit_next_shard:placement \
-  full_reported_closed:backpressure; do
+  full_reported_closed:backpressure clean_error_not_failed:counters panic_uncounted:counters \
+  expiry_uncounted:counters started_before_coalescing:counters final_flush_uncounted:counters \
+  queue_wait_absolute:counters; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"
 done
+# Each counters rule has its own planted bug, named by the counter it breaks.
+for pair in clean_error_not_failed:failed panic_uncounted:panicked expiry_uncounted:expired \
+  started_before_coalescing:started final_flush_uncounted:evicted queue_wait_absolute:queue_wait_ns; do
+  bug=${pair%%:*} counter=${pair##*:}
+  expect "canary_shards_${bug}_names_$counter" 1 "shard 0 at exit: $counter is" -- \
+    "$L" run "$S/canaries/shards_$bug.json" --seed 1
+done
+expect canary_flight_count_answers_as_abandoned 1 "oracle 'counters' failed" -- \
+  "$L" explore "$S/canaries/flight_count_answers_as_abandoned.json" --seeds 200 --record fa.json
+grep -qF "abandoned_total() is" out || fail "the flight counters canary is not caught by abandoned_total"
 # A shard failure record replays from the record alone, byte for byte.
 expect canary_shards_record 1 "oracle 'fairness' failed" -- \
   "$L" run "$S/canaries/shards_refile_to_front.json" --seed 3 --trace sh_run.jsonl --record sh_rec.json
@@ -281,7 +293,7 @@ fmk() {  # fmk FILE PYTHON: a copy of $fbase edited by PYTHON
 fmk f_unknown.json 'd["system"]["single_flight"]["ttl"]=1'
 expect bad_flight_unknown_field 2 "f_unknown.json: /system/single_flight/ttl: expected one of canary (unknown field)" -- "$L" run f_unknown.json
 fmk f_canary.json 'd["system"]["single_flight"]["canary"]="lossy"'
-expect bad_flight_canary 2 'f_canary.json: /system/single_flight/canary: expected one of "none", "send_skips_without_subscribers", "decrement_outside_lock", "removal_without_identity_check", "keep_retired_slot", "abandon_after_answer", found "lossy"' -- "$L" run f_canary.json
+expect bad_flight_canary 2 'f_canary.json: /system/single_flight/canary: expected one of "none", "send_skips_without_subscribers", "decrement_outside_lock", "removal_without_identity_check", "keep_retired_slot", "abandon_after_answer", "count_answers_as_abandoned", found "lossy"' -- "$L" run f_canary.json
 fmk f_outcome.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"key":1},"outcome":"error_clean"}]'
 expect bad_worker_outcome 2 'f_outcome.json: /behaviour/worker/outcomes/0/outcome: expected one of "ok", "error", "panic", "stops_early", found "error_clean"' -- "$L" run f_outcome.json
 fmk f_percent.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"percent":101},"outcome":"panic"}]'
