@@ -61,6 +61,7 @@ struct shard_canary {
     bool started_before_coalescing = false; ///< count an arrival as started before the duplicate check
     bool final_flush_uncounted = false;     ///< count only the idle sweep's flushes as evicted
     bool queue_wait_absolute = false;       ///< add the dispatch time, not the time waited, to queue_wait_ns
+    bool release_id_at_dispatch = false;    ///< free a request id for coalescing when its item dispatches, not completes
     scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
@@ -191,6 +192,9 @@ private:
     void dispatch_ready(std::int64_t now) {
         for (class_id c = 0; c < book_.classes(); ++c) {
             while (std::optional<dispatch> d = book_.next(c, now)) {
+                if (cfg_.canary.release_id_at_dispatch && d->payload.request_id) {
+                    live_.erase({d->key, *d->payload.request_id});
+                }
                 hot_.queue_wait_ns += cfg_.canary.queue_wait_absolute
                                           ? now
                                           : std::max<std::int64_t>(0, now - d->payload.enqueued_ns);

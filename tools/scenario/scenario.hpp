@@ -124,6 +124,7 @@ enum class shards_canary : std::uint8_t {
   started_before_coalescing,
   final_flush_uncounted,
   queue_wait_absolute,
+  release_id_at_dispatch,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),

@@ -121,6 +121,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"started_before_coalescing", shards_canary::started_before_coalescing},
       {"final_flush_uncounted", shards_canary::final_flush_uncounted},
       {"queue_wait_absolute", shards_canary::queue_wait_absolute},
+      {"release_id_at_dispatch", shards_canary::release_id_at_dispatch},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

@@ -31,6 +31,8 @@ struct item_facts {
   std::size_t out_at = never;     ///< first dispatched / expired / coalesced
   K out_kind = K::submitted;
   std::size_t expired_at = never;
+  std::size_t completed_at = never;  ///< its process() returned
+  std::int64_t dispatched_t = 0;     ///< when its process() began (out_kind == dispatched)
   bool handed_back = false;
   /// The first index at which a later item of the same actor on the same
   /// shard is out: the mailbox is FIFO and that item's send began after this
@@ -47,7 +49,9 @@ std::map<std::uint64_t, item_facts> gather(const std::vector<shard_event>& log) 
     if (is_out(e.kind) && f.out_at == never) {
       f.out_at = n;
       f.out_kind = e.kind;
+      f.dispatched_t = e.t;
     }
+    if (e.kind == K::completed && f.completed_at == never) f.completed_at = n;
     if (e.kind == K::expired && f.expired_at == never) f.expired_at = n;
     if (e.kind == K::handed_back) f.handed_back = true;
   }
@@ -113,7 +117,8 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> last_dispatched, last_expired;  // (key, actor)
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> running_cls;                           // (shard, class)
   std::map<std::uint64_t, std::size_t> held;                                                       // shard -> items
-  std::map<std::pair<std::uint64_t, std::uint64_t>, int> passed_over;                              // (waiting, served)
+  std::map<std::uint64_t, std::size_t> turn_end;   // key -> its last `completed`
+  std::map<std::uint64_t, std::size_t> last_shed;  // key -> its last `expired`
   // item -> (the shard shard_of named when its actor sent it, by try_submit):
   // an actor logs `submitted` when the call returns, maybe after the item's
   // own events, so the whole log is read for it first.
@@ -132,11 +137,6 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
   std::map<std::uint64_t, std::int64_t> last_kept_at;  // key -> time of its last completed `keep`
   bool shutting_down = false;                          // the router's drop has begun
 
-  // The key had its turn: it no longer waits on anyone.
-  auto served = [&](std::uint64_t key) {
-    passed_over.erase(passed_over.lower_bound({key, 0}),
-                      passed_over.upper_bound({key, std::numeric_limits<std::uint64_t>::max()}));
-  };
   auto hold = [&](const shard_event& e, std::size_t n) {
     const std::size_t now = ++held[e.shard];
     if (now > bound) {
@@ -221,21 +221,23 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
           report("deadlines", where(e, n) + ": item " + str(e.item) + " dispatched " + std::to_string(e.t - e.sent_ns) +
                                   "ns after submit(), past its time to live of " + std::to_string(*e.ttl_ns) + "ns");
         }
-        // Fairness, for classes whose budget of 1 makes the log exact enough.
-        served(e.key);
-        if (e.cls < s.max_inflight.size() && s.max_inflight[e.cls] == 1) {
+        // Fairness, for any budget: the key's previous turn ended (its process()
+        // returned) at event #m, so the reactor refiled it at the back of its
+        // ring after m. A key certainly in this class's ring at m and still at n
+        // (never dispatched, no expiry since m, which would refile it behind)
+        // was ahead of it. With the class's budget full of logged calls at n,
+        // that key holds no slot either, so it is still waiting: passed over.
+        if (const auto te = turn_end.find(e.key);
+            te != turn_end.end() && e.cls < s.max_inflight.size() && busy >= s.max_inflight[e.cls]) {
+          const std::size_t m = te->second;
           for (const auto& [key, key_items] : shard_keys[e.shard]) {
             if (key == e.key) continue;
-            const std::pair<std::uint64_t, std::uint64_t> pair{key, e.key};
-            if (!certainly_ready(key_items, e.cls, n)) {
-              passed_over.erase(pair);
-              continue;
-            }
-            if (++passed_over[pair] >= 3) {
-              report("fairness", where(e, n) + ": key " + str(e.key) + " dispatched " + str(passed_over[pair]) +
-                                     " times in class " + str(e.cls) + " on shard " + str(e.shard) + " while key " +
-                                     str(key) + ", ready in that class, waited");
-            }
+            if (const auto ls = last_shed.find(key); ls != last_shed.end() && ls->second > m) continue;
+            if (!certainly_ready(key_items, e.cls, m) || !certainly_ready(key_items, e.cls, n)) continue;
+            report("fairness", where(e, n) + ": dispatched again in class " + str(e.cls) + " on shard " +
+                                   str(e.shard) + " (its turn ended at event #" + str(m) + ", max_inflight " +
+                                   str(s.max_inflight[e.cls]) + " all busy) while key " + str(key) +
+                                   ", ready in that class since before then, still waited");
           }
         }
         break;
@@ -245,6 +247,7 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
           report("conservation", where(e, n) + ": item " + str(e.item) + " completed without being dispatched");
         }
         ++completes[e.item];
+        turn_end[e.key] = n;
         if (running[e.key] > 0) --running[e.key];
         auto& busy = running_cls[{e.shard, e.cls}];
         if (busy > 0) --busy;
@@ -258,9 +261,9 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         break;
       }
       case K::expired:
-        // Shedding an expired head is the key's turn (it goes to the back of
-        // its ring), so it no longer counts as passed over.
-        served(e.key);
+        // Shedding an expired head sends the key to the back of its ring (before
+        // this event is logged), so fairness no longer counts it as ahead.
+        last_shed[e.key] = n;
         placed(e, n);
         leave(e, n, "expired");
         if (submitted.count(e.item) != 0) release(e);
@@ -336,6 +339,41 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
                                  " was submitted but never processed, expired or coalesced (lost at shutdown)");
     } else if (dispatches[uid] != 0 && completes[uid] == 0) {
       report("conservation", "key " + str(id.key) + ": item " + str(uid) + "'s process() call never returned");
+    }
+  }
+  // The converse of the coalescing rule (the seed's admit_one: a retry that
+  // arrives "while its original is still outstanding" is suppressed): item b
+  // of (key, id) ran although item a of the same (key, id), tracked (not itself
+  // coalesced, dispatched, so never expired), was certainly admitted before b
+  // — sent earlier by the same actor to the same shard (the mailbox is FIFO),
+  // or already in process() when b's submit() was called — and its process()
+  // had not returned when b was certainly admitted (a's id leaves the index
+  // only when the reactor harvests that return).
+  if (s.coalesce_duplicates && on.count("request_ids") != 0) {
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<const item_facts*>> tracked;  // (key, id)
+    for (const auto& [uid, f] : items) {
+      if (f.identity.request_id && f.out_kind == K::dispatched && !f.handed_back) {
+        tracked[{f.identity.key, *f.identity.request_id}].push_back(&f);
+      }
+    }
+    for (const auto& [ki, same] : tracked) {
+      for (const item_facts* b : same) {
+        if (b->admitted_by == never) continue;
+        for (const item_facts* a : same) {
+          if (a == b || a->completed_at <= b->admitted_by) continue;
+          const bool before = (a->identity.actor == b->identity.actor && a->identity.shard == b->identity.shard &&
+                               a->identity.seq < b->identity.seq) ||
+                              a->dispatched_t < b->identity.sent_ns;
+          if (!before) continue;
+          report("request_ids", "key " + str(ki.first) + ": item " + str(b->identity.item) + " (id " + str(ki.second) +
+                                    ") ran, though item " + str(a->identity.item) + " of the same (key, id) was " +
+                                    "admitted before it and still outstanding when it arrived (admitted by event #" +
+                                    str(b->admitted_by) + "; item " + str(a->identity.item) + "'s process() " +
+                                    (a->completed_at == never ? std::string("never returned")
+                                                              : "returned at event #" + str(a->completed_at)) +
+                                    "): a retry of a live id must be coalesced");
+        }
+      }
     }
   }
   for (const auto& [key, state] : model) {

@@ -22,10 +22,14 @@
 //                  exceed mailbox_capacity + max_pending + the sum of the
 //                  class budgets — what a bounded mailbox, admission that
 //                  stops at the cap and the budgets allow together;
-//   fairness       round robin within a class: a key certainly ready is not
-//                  passed over while another key of its class on its shard
-//                  is dispatched 3 times (see the .cpp for when a key is
-//                  certainly ready; checked for classes of budget 1 only);
+//   fairness       round robin within a class, for any budget: a key whose
+//                  turn ended (its process() returned) goes behind every key
+//                  then ready in its class, so it is not dispatched again
+//                  while one of those still waits — judged where the log
+//                  proves the waiter holds no slot (every slot of the class
+//                  busy with logged calls) and is still in the ring (never
+//                  dispatched, nothing of it expired since; see the .cpp
+//                  for when a key is certainly ready);
 //   deadlines      nothing is dispatched once its time to live has passed
 //                  since the actor called submit(), and nothing expires
 //                  before it (nor without a time to live): the router stamps
@@ -33,7 +37,11 @@
 //                  early by this clock, and a dispatch at or past it is late;
 //   request_ids    a coalesced item has a request id, coalescing is on, and a
 //                  live item of the same (key, id) exists — one not itself
-//                  coalesced and not expired before (an expiry releases the id).
+//                  coalesced and not expired before (an expiry releases the id);
+//                  and conversely, an item runs only if no item of its (key,
+//                  id) certainly admitted before it was still outstanding when
+//                  it was certainly admitted (the id leaves the index when the
+//                  original's process() returns, not when it is dispatched).
 //   eviction       an idle sweep flushes a key only once evict_after_ns has
 //                  passed since the key's last kept result (the seed's
 //                  `evict`: idle and unused for evict_after); every flush

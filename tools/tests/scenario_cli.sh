@@ -111,7 +111,7 @@ for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_exp
   evict_ignores_age:eviction submit_never_waits:backpressure try_submit_next_shard:placement \
   full_reported_closed:backpressure clean_error_not_failed:counters panic_uncounted:counters \
   expiry_uncounted:counters started_before_coalescing:counters final_flush_uncounted:counters \
-  queue_wait_absolute:counters; do
+  queue_wait_absolute:counters release_id_at_dispatch:request_ids refile_to_front_budget3:fairness; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"

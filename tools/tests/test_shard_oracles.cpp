@@ -202,7 +202,7 @@ BOOST_AUTO_TEST_CASE(pending_cap_catches_a_shard_holding_past_its_bound) {
   expect_caught(check(log, tight), "pending_cap", "key 4 at t=0ns (event #3): shard 0 holds 4 items");
 }
 
-BOOST_AUTO_TEST_CASE(fairness_catches_a_key_passed_over_three_times) {
+BOOST_AUTO_TEST_CASE(fairness_catches_a_key_redispatched_past_a_waiting_one) {
   // Key 0 has four items, key 1 one (class 0, one slot); key 2's class-1
   // item, submitted after key 1's by the same actor, is out first, which
   // proves key 1's item was admitted.
@@ -214,14 +214,17 @@ BOOST_AUTO_TEST_CASE(fairness_catches_a_key_passed_over_three_times) {
   log.push_back(kept(6, 2, 5, 1, 1));
   auto starved = log;
   std::optional<std::uint64_t> state;
-  for (std::uint64_t i = 1; i <= 3; ++i) {
+  for (std::uint64_t i = 1; i <= 2; ++i) {
     starved.push_back(seen(ev(K::dispatched, i, 0, i - 1), state));
     starved.push_back(kept(i, 0, i - 1, i));
     state = i;
   }
   shard_oracle_settings mid = settings();
   mid.end_of_run = false;
-  expect_caught(check(starved, mid), "fairness", "key 0 dispatched 3 times in class 0 on shard 0 while key 1");
+  // Key 0's first turn ended at event #9 with key 1 ready: it went behind key 1.
+  expect_caught(check(starved, mid), "fairness",
+                "key 0 at t=0ns (event #10): dispatched again in class 0 on shard 0 (its turn ended at event #9, "
+                "max_inflight 1 all busy) while key 1");
 
   auto fair = log;  // round robin: key 1 gets its turn after key 0's first
   fair.push_back(seen(ev(K::dispatched, 1, 0, 0), std::nullopt));
@@ -233,6 +236,43 @@ BOOST_AUTO_TEST_CASE(fairness_catches_a_key_passed_over_three_times) {
     fair.push_back(kept(i, 0, i - 1, i));
   }
   BOOST_TEST(!check(fair, mid).has_value());
+
+  // An expiry of the waiting key's head sends it to the back of the ring: no
+  // longer proven ahead (its second item, still queued, keeps it ready).
+  std::vector<shard_event> shed = {ev(K::submitted, 1, 0, 0), ev(K::submitted, 2, 0, 1), ev(K::submitted, 5, 1, 2),
+                                   ev(K::submitted, 7, 1, 3), ev(K::submitted, 6, 2, 4, 1),
+                                   seen(ev(K::dispatched, 6, 2, 4, 1), std::nullopt), kept(6, 2, 4, 1, 1),
+                                   seen(ev(K::dispatched, 1, 0, 0), std::nullopt), kept(1, 0, 0, 1)};
+  auto shed_then_passed = shed;
+  shed.push_back(ev(K::expired, 5, 1, 2));
+  shed.push_back(seen(ev(K::dispatched, 2, 0, 1), 1));
+  BOOST_TEST(!check(shed, mid).has_value());
+  shed_then_passed.push_back(seen(ev(K::dispatched, 2, 0, 1), 1));  // no expiry: key 1 was passed over
+  expect_caught(check(shed_then_passed, mid), "fairness", "while key 1");
+}
+
+BOOST_AUTO_TEST_CASE(fairness_judges_any_budget_where_every_slot_is_busy) {
+  // Class 0 has two slots. Keys 0 and 3 run; key 1 is proven admitted (key 2's
+  // class-1 item, sent after it, is out). Key 0's turn ends and key 0 runs
+  // again beside key 3 — both slots busy, so key 1 holds none: passed over.
+  shard_oracle_settings two = settings();
+  two.max_inflight = {2, 1};
+  two.end_of_run = false;
+  std::vector<shard_event> log = {ev(K::submitted, 1, 0, 0), ev(K::submitted, 2, 0, 1), ev(K::submitted, 3, 3, 2),
+                                  ev(K::submitted, 4, 1, 3),  ev(K::submitted, 5, 2, 4, 1),
+                                  seen(ev(K::dispatched, 5, 2, 4, 1), std::nullopt),
+                                  seen(ev(K::dispatched, 1, 0, 0), std::nullopt),
+                                  seen(ev(K::dispatched, 3, 3, 2), std::nullopt), kept(1, 0, 0, 1)};
+  auto passed = log;
+  passed.push_back(seen(ev(K::dispatched, 2, 0, 1), 1));
+  expect_caught(check(passed, two), "fairness", "max_inflight 2 all busy) while key 1");
+
+  // Key 3 returned first: one slot is free of logged calls, so key 1 may
+  // hold it already (dispatched, its process() not yet begun): not judged.
+  auto unproven = log;
+  unproven.push_back(kept(3, 3, 2, 1));
+  unproven.push_back(seen(ev(K::dispatched, 2, 0, 1), 1));
+  BOOST_TEST(!check(unproven, two).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(request_ids_catch_coalescing_with_an_expired_id_another_key_or_coalescing_off) {
@@ -258,6 +298,52 @@ BOOST_AUTO_TEST_CASE(request_ids_catch_coalescing_with_an_expired_id_another_key
   shard_oracle_settings off = on;
   off.coalesce_duplicates = false;
   expect_caught(check(live, off), "request_ids", "coalesced with coalesce_duplicates off");
+}
+
+BOOST_AUTO_TEST_CASE(request_ids_catch_a_retry_of_an_outstanding_original_that_ran) {
+  shard_oracle_settings on = settings({"request_ids"});
+  on.coalesce_duplicates = true;
+  auto with_id = [](shard_event e, std::uint64_t id, std::uint64_t actor = 0, std::int64_t t = 0,
+                    std::int64_t sent = 0) {
+    e.request_id = id;
+    e.actor = actor;
+    e.t = t;
+    e.sent_ns = sent;
+    return e;
+  };
+  // Same actor: item 1 (key 3, id 77) then its retry, item 2, then item 3 of
+  // key 4, out while item 1 still runs, which proves item 2 was admitted.
+  const std::vector<shard_event> ran_twice = {
+      with_id(ev(K::submitted, 1, 3, 0), 77), with_id(ev(K::submitted, 2, 3, 1), 77), ev(K::submitted, 3, 4, 2),
+      with_id(ev(K::dispatched, 1, 3, 0), 77), ev(K::dispatched, 3, 4, 2), with_id(kept(1, 3, 0, 1), 77),
+      kept(3, 4, 2, 1), with_id(seen(ev(K::dispatched, 2, 3, 1), 1), 77), with_id(kept(2, 3, 1, 2), 77)};
+  expect_caught(check(ran_twice, on), "request_ids",
+                "key 3: item 2 (id 77) ran, though item 1 of the same (key, id) was admitted before it");
+
+  // Item 1 returned before item 3 was out: item 2 may have arrived after the
+  // original completed, when the seed admits a retry normally.
+  std::vector<shard_event> after = ran_twice;
+  std::swap(after[4], after[5]);
+  BOOST_TEST(!check(after, on).has_value());
+
+  // Another actor: its retry's submit() was called (t=50) after the original
+  // began (t=10), and its next item was out before the original returned.
+  const std::vector<shard_event> other_actor = {
+      with_id(ev(K::submitted, 1, 3, 0), 77, 0, 0, 0), with_id(ev(K::dispatched, 1, 3, 0), 77, 0, 10, 0),
+      with_id(ev(K::submitted, 2, 3, 0), 77, 1, 50, 50), with_id(ev(K::submitted, 3, 4, 1), 0, 1, 50, 50),
+      with_id(ev(K::dispatched, 3, 4, 1), 0, 1, 60, 50), with_id(kept(1, 3, 0, 1), 77, 0, 100, 0)};
+  auto other = other_actor;
+  other[3].request_id.reset();
+  other[4].request_id.reset();
+  other.push_back(with_id(seen(ev(K::dispatched, 2, 3, 0), 1), 77, 1, 110, 50));
+  other.push_back(with_id(kept(2, 3, 0, 2), 77, 1, 120, 50));
+  expect_caught(check(other, on), "request_ids", "item 2 (id 77) ran");
+  // Sent at the very instant the original began: not proven later.
+  auto same_instant = other;
+  for (auto& e : same_instant) {
+    if (e.item == 2) e.sent_ns = 10;
+  }
+  BOOST_TEST(!check(same_instant, on).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(an_oracle_left_out_is_not_checked) {
