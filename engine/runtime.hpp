@@ -85,6 +85,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -95,6 +96,18 @@ namespace lockstep {
 /// Thrown at an await point of a fiber whose cancellation was requested. Let
 /// it propagate: the fiber's entry catches it, after every destructor ran.
 struct fiber_cancelled {};
+
+/// An exception that, escaping a fiber, ends only that fiber — as a panic
+/// ends only its own task under tokio — instead of failing the run (the
+/// simulator, which writes a "task_panic" trace line) or being rethrown from
+/// run() (the threads backend). Both count it (contained_task_panics()).
+/// Throw a type derived from it only where the code under test has tokio's
+/// contract: the lane router relies on it (a lane whose consumer panics ends,
+/// its exit guard takes it out of the map, and the key is served again).
+/// Any other exception that escapes a fiber is still a failure.
+struct task_panic : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// Thrown by rt.abort() where the backend unwinds instead of ending the
 /// process (the simulator: it fails the run and tears every fiber down).

@@ -488,6 +488,10 @@ void executor::fiber_main(executor* ex, fiber* f) {
   } catch (const oracle_failed& o) {
     ex->fail(failure_kind::oracle, "oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
                                        " '" + f->name + "': " + o.message);
+  } catch (const lockstep::task_panic&) {
+    // Ends only this fiber, as a panic ends only its task under tokio.
+    ++ex->contained_task_panics_;
+    if (ex->trace_.on()) ex->note("task_panic").field("name", f->name).end();
   } catch (const run_aborted& a) {
     ex->fail(failure_kind::abort, "fiber " + std::to_string(f->id) + " '" + f->name +
                                       "' aborted the run: " + a.why);

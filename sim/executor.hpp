@@ -109,7 +109,7 @@ enum class failure_kind : std::uint8_t {
   deadlock,            ///< fibers blocked, nothing runnable, no timer pending
   step_budget,         ///< more steps than allowed: a livelock, or a budget too small
   time_budget,         ///< virtual time passed its budget: a hang in time
-  uncaught_exception,  ///< an exception escaped a fiber's body
+  uncaught_exception,  ///< an exception escaped a fiber's body (a lockstep::task_panic ends only its fiber)
   abort,               ///< the program called rt.abort(), or an assertion failed
   replay_divergence,   ///< the replayed decision list no longer fits the run
   oracle,              ///< a property the program checks (an oracle) did not hold
@@ -257,6 +257,8 @@ class executor {
   [[nodiscard]] bool in_fiber() const { return current_ != nullptr; }
   [[nodiscard]] trace& tracer() { return trace_; }
   [[nodiscard]] std::uint64_t steps() const { return step_; }
+  /// Fibers ended by a lockstep::task_panic so far (each ended only itself).
+  [[nodiscard]] std::uint64_t contained_task_panics() const { return contained_task_panics_; }
 
   fiber_id spawn(std::uint32_t core, std::string name, unique_function body);
   /// A point where a fiber of another core may run first. Never throws.
@@ -429,6 +431,7 @@ class executor {
   std::array<std::uint32_t, probes::count> probe_last_{};
   fiber_id main_ = no_fiber;
   std::optional<failure> failed_;
+  std::uint64_t contained_task_panics_ = 0;  ///< fibers ended by a lockstep::task_panic
   bool tearing_down_ = false;
   bool destroying_ = false;
   std::size_t teardown_top_ = 0;  // one past the youngest fiber teardown may still find alive

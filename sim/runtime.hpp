@@ -63,6 +63,8 @@ class runtime {
   // executor::yield_running). Like every await point, only on a fiber of a run.
   LOCKSTEP_ALWAYS_INLINE void yield_now() { executor::yield_running(); }
   std::uint64_t random() { return ex_.random(); }
+  /// Fibers ended by a lockstep::task_panic so far (engine/runtime.hpp).
+  [[nodiscard]] std::uint64_t contained_task_panics() const { return ex_.contained_task_panics(); }
   [[noreturn]] void abort(std::string_view why) { throw run_aborted{std::string(why)}; }
   /// A coverage probe (engine/probes.hpp): traced and recorded for the run.
   void probe(std::uint16_t index) { ex_.probe(index); }

@@ -21,7 +21,9 @@
 // simulator, a fiber must not borrow from main's frame past main's return.
 //
 // An exception other than fiber_cancelled that escapes a fiber ends that
-// fiber only; run() rethrows the first one after the teardown. rt.abort(why)
+// fiber only; run() rethrows the first one after the teardown — except a
+// lockstep::task_panic, which is only counted (contained_task_panics()), as
+// a panic ends only its own task under tokio. rt.abort(why)
 // prints why on stderr and calls std::abort() (the seed's PanicPolicy::Abort).
 //
 // now() is steady_clock in ns; random() a per-thread xoshiro256** seeded
@@ -163,6 +165,8 @@ class runtime {
   void yield_now();
   std::uint64_t random();
   [[noreturn]] void abort(std::string_view why);
+  /// Fibers ended by a lockstep::task_panic so far (engine/runtime.hpp).
+  [[nodiscard]] std::uint64_t contained_task_panics() const { return task_panics_.load(); }
   /// A coverage probe (engine/probes.hpp). Compiled out unless
   /// LOCKSTEP_PROBES_ON_THREADS is defined: then it counts hits per thread
   /// (no shared cache line), only so the cost of a live probe can be measured.
@@ -180,6 +184,7 @@ class runtime {
   /// True from the moment run() starts cancelling what main left behind.
   [[nodiscard]] bool tearing_down() const { return tearing_down_.load(); }
   void record_escape(const std::string& fiber_name, std::exception_ptr e);
+  void record_task_panic() { task_panics_.fetch_add(1); }
   /// A fiber got no stack and is dropped unrun: run() will throw this.
   void record_start_failure(const std::string& fiber_name, const char* why);
   void pinning_refused(std::uint32_t core, int cpu, int error);
@@ -219,6 +224,7 @@ class runtime {
   std::exception_ptr escaped_;
   std::atomic<bool> pin_warned_{false};
   std::atomic<std::uint64_t> last_fiber_id_{0};
+  std::atomic<std::uint64_t> task_panics_{0};
 };
 
 static_assert(lockstep::Runtime<runtime>);

@@ -528,6 +528,8 @@ void scheduler::run_fiber(fiber& f) {
     body();
   } catch (const lockstep::fiber_cancelled&) {
     // The normal end of a cancelled fiber: every destructor has run.
+  } catch (const lockstep::task_panic&) {
+    rt_.record_task_panic();  // ends only this fiber, as a panic ends only its task under tokio
   } catch (...) {
     rt_.record_escape(f.name, std::current_exception());
   }

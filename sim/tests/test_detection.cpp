@@ -264,6 +264,43 @@ BOOST_AUTO_TEST_CASE(a_user_exception_type_is_named_demangled) {
   BOOST_TEST(contains(r.failed->message, "'worker'"), r.failed->message);
 }
 
+BOOST_AUTO_TEST_CASE(a_task_panic_ends_only_its_fiber) {
+  // tokio's contract: a panicking task ends, the runtime goes on. The panic is
+  // counted and written to the trace; the sibling fiber runs to its end.
+  struct lane_died : lockstep::task_panic {
+    lane_died() : lockstep::task_panic("lane consumer panicked") {}
+  };
+  auto c = config(3);
+  c.trace = trace_mode::full;
+  std::uint64_t contained = 0;
+  bool sibling_done = false;
+  auto r = run(c, [&](runtime& rt) {
+    auto t = rt.spawn("lane", [&rt] {
+      rt.sleep_for(5);
+      throw lane_died();
+    });
+    auto s = rt.spawn("sibling", [&] {
+      rt.sleep_for(10);
+      sibling_done = true;
+    });
+    t.join();
+    s.join();
+    contained = rt.contained_task_panics();
+  });
+  BOOST_TEST(r.ok(), (r.failed ? r.failed->message : std::string()));
+  BOOST_TEST(sibling_done);
+  BOOST_TEST(contained == 1U);
+  BOOST_TEST(contains(r.trace_text, "\"ev\":\"task_panic\""), r.trace_text);
+  BOOST_TEST(contains(r.trace_text, "\"name\":\"lane\""), r.trace_text);
+  // Any other exception type still fails the run.
+  auto failed = run(config(3), [](runtime& rt) {
+    auto t = rt.spawn("worker", [] { throw std::runtime_error("not a task panic"); });
+    t.join();
+  });
+  BOOST_REQUIRE(!failed.ok());
+  BOOST_TEST(failed.failed->kind == failure_kind::uncaught_exception);
+}
+
 BOOST_AUTO_TEST_CASE(a_non_std_exception_is_still_reported) {
   auto r = run(config(1), [](runtime& rt) {
     auto t = rt.spawn("odd", [] { throw 42; });

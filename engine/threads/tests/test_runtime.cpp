@@ -413,6 +413,18 @@ BOOST_AUTO_TEST_CASE(an_exception_escaping_a_fiber_is_rethrown_by_run) {
   BOOST_TEST(others_ran, "the escape ends only its own fiber");
 }
 
+BOOST_AUTO_TEST_CASE(a_task_panic_ends_only_its_fiber_and_is_counted) {
+  runtime rt(2);
+  bool others_ran = false;
+  rt.run([&] {
+    auto t = rt.spawn_on(1, "lane", [] { throw lockstep::task_panic("lane consumer panicked"); });
+    t.join();
+    others_ran = true;
+  });
+  BOOST_TEST(others_ran);
+  BOOST_TEST(rt.contained_task_panics() == 1U);
+}
+
 // Its destructor waits on `release`: a capture whose drop blocks.
 struct blocks_when_dropped {
   runtime::notify* release;
