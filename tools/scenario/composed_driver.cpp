@@ -137,7 +137,7 @@ void drive(Rt& rt, const scenario& s) {
               const std::lock_guard hold(lst->mu);
               id = lst->next_id++;
             }
-            lane_parts::route_logged(rt, *lst, router.get(*lst), lane_item{key, a, seq++, id}, lanes.capacity,
+            lane_parts::route_logged(rt, *lst, router.get(*lst), lane_item{{key, a, seq++, id}, nullptr}, lanes.capacity,
                                      stp.route_capacity);
             if (i + 1 < stp.count && stp.gap_ns > 0) rt.sleep_for(static_cast<std::int64_t>(stp.gap_ns));
           }

@@ -55,8 +55,13 @@ struct item {
 /// rather than when the consumer returns; ReplaceLaneOnRoute opens a fresh
 /// lane on every route, dropping the key's old one while it may still hold
 /// work (two lanes of one key at once: overlap and reordering; used by the
-/// scenario canaries). With no flaw it is the real algorithm.
-template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue, bool ReplaceLaneOnRoute = false>
+/// scenario canaries); GuardKeepsEntry gives each lane an exit guard that
+/// reports lane_closed but leaves the lane's entry in the map, so after a
+/// lane ends (an escaped consumer panic) its dead sender black-holes every
+/// later item of the key — the bug velo's LaneExitGuard exists to prevent.
+/// With no flaw it is the real algorithm.
+template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue, bool ReplaceLaneOnRoute = false,
+          bool GuardKeepsEntry = false>
 class canary_router {
   using consumer_fn = std::function<void(Item)>;
   using config_t = lane_router_config<std::uint64_t>;
@@ -90,6 +95,45 @@ class canary_router {
         }
         state->pending.fetch_sub(1);  // the flaw: the item still is work until the consumer returns
         (*consumer)(std::move(*item));
+      }
+    }
+  };
+
+  /// An exit guard that only reports: the flaw of GuardKeepsEntry.
+  struct reporting_guard {
+    std::shared_ptr<lane_observer> observer;
+    ~reporting_guard() {
+      if (observer) observer->lane_closed();  // the flaw: the map keeps this lane's entry
+    }
+  };
+
+  /// detail::lane_task but for the guard.
+  struct leaky_task {
+    runtime& rt;
+    std::uint64_t key;
+    std::shared_ptr<state_t> state;
+    std::weak_ptr<map_t> map;
+    std::shared_ptr<const consumer_fn> consumer;
+    std::optional<std::int64_t> ttl;
+    typename runtime::channel<Item>::receiver rx;
+    reporting_guard guard;  // last member: destroyed first, before the receiver
+    void run() {
+      while (true) {
+        std::optional<Item> item;
+        if (ttl) {
+          auto got = rx.recv_until(rt.now() + *ttl);
+          if (got.status == recv_status::timed_out) {
+            if (detail::try_reap<runtime, std::uint64_t, Item>(map, key, state)) return;
+            continue;
+          }
+          if (got.status != recv_status::item) return;
+          item = std::move(got.item);
+        } else {
+          item = rx.recv();
+          if (!item) return;
+        }
+        (*consumer)(std::move(*item));
+        state->pending.fetch_sub(1);
       }
     }
   };
@@ -130,7 +174,11 @@ class canary_router {
     auto state = std::make_shared<state_t>(rt_);
     if (cfg_.observer) cfg_.observer->lane_created();
     const std::uint32_t core = cfg_.place ? cfg_.place(key) % rt_.cores() : rt_.current_core();
-    if constexpr (DecrementAtDequeue) {
+    if constexpr (GuardKeepsEntry) {
+      std::unique_ptr<leaky_task> task(new leaky_task{rt_, key, state, map_, consumer_, cfg_.idle_ttl_ns,
+                                                      std::move(rx), {cfg_.observer}});
+      rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
+    } else if constexpr (DecrementAtDequeue) {
       // Aggregate-initialised in place: the exit guard cannot move.
       std::unique_ptr<dequeue_task> task(new dequeue_task{rt_, key, state, map_, consumer_, cfg_.idle_ttl_ns,
                                                           std::move(rx), {key, state, map_, cfg_.observer}});

@@ -26,6 +26,7 @@ enum class lane_event_kind : std::uint8_t {
   handled,         ///< the consumer returned from item, with its outcome (ok, error, or a panic it contained)
   lane_closed,     ///< lane_observer::lane_closed on lane (key: the lane's items' key, or unknown_key)
   router_dropped,  ///< the scenario's router handle was dropped (by an actor, or after the workload)
+  dropped,         ///< an admitted item was destroyed before any consumer took it (queued on a lane that ended)
 };
 
 inline constexpr std::uint64_t unknown_key = UINT64_MAX;
@@ -45,6 +46,12 @@ struct lane_event {
   std::optional<std::uint64_t> capacity = std::nullopt;
   /// handled: what the consumer call did (an error or a panic it contained).
   consumer_outcome outcome = consumer_outcome::ok;
+  /// handled: the panic escaped the consumer and ends its lane
+  /// (behaviour.consumer.escaped_panic "ends_lane").
+  bool escaped = false;
+  /// routed, refused, unrouted, dropped: when the actor called route() (not
+  /// written to the trace line: the step that made the item fixes it).
+  std::int64_t sent_ns = 0;
 };
 
 constexpr std::string_view name_of(consumer_outcome o) {
@@ -66,6 +73,7 @@ constexpr std::string_view name_of(lane_event_kind k) {
     case lane_event_kind::handled: return "lanes.handled";
     case lane_event_kind::lane_closed: return "lanes.lane_closed";
     case lane_event_kind::router_dropped: return "lanes.router_dropped";
+    case lane_event_kind::dropped: return "lanes.dropped";
   }
   return "lanes.?";
 }
@@ -86,6 +94,7 @@ inline void write_fields(sim::trace& line, const lane_event& e) {
       }
       break;
     case lane_event_kind::unrouted:
+    case lane_event_kind::dropped:
       line.field_u("item", e.item).field_u("actor", e.actor).field_u("seq", e.seq);
       break;
     case lane_event_kind::handle_begin:
@@ -95,6 +104,7 @@ inline void write_fields(sim::trace& line, const lane_event& e) {
       line.field_u("item", e.item).field_u("lane", e.lane);
       // Only a failed call says so: a file without consumer outcomes keeps its trace bytes.
       if (e.outcome != consumer_outcome::ok) line.field("outcome", name_of(e.outcome));
+      if (e.escaped) line.field("escaped", "ends_lane");
       break;
     case lane_event_kind::lane_closed:
       line.field_u("lane", e.lane);

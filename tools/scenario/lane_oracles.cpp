@@ -45,6 +45,9 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   std::map<std::uint64_t, std::uint64_t> begun_on;               // item -> lane whose consumer took it
   std::map<std::uint64_t, std::size_t> lane_first_n;             // lane -> index of its first handle_begin
   std::map<std::uint64_t, std::size_t> last_created;             // key -> index of its newest lane_created
+  std::set<std::uint64_t> lost;                                  // items dropped unhandled
+  std::map<std::uint64_t, std::uint64_t> escaped_on;             // lane -> key: its consumer's panic escaped
+  std::map<std::uint64_t, std::vector<std::int64_t>> escape_closes;  // key -> when each escaped lane closed
   std::uint64_t created = 0, closed = 0;
   bool dropped = false;
 
@@ -162,12 +165,55 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         if (in_consumer[e.key] > 0) --in_consumer[e.key];
         if (unfinished[e.key] > 0) --unfinished[e.key];
         open_items[e.key].erase(e.item);
-        if (e.outcome != consumer_outcome::ok) failed_on.try_emplace(e.lane, e.item, e.outcome);
+        if (e.escaped) {
+          escaped_on.try_emplace(e.lane, e.key);  // the lane ends: lane_survives does not apply
+        } else if (e.outcome != consumer_outcome::ok) {
+          failed_on.try_emplace(e.lane, e.item, e.outcome);
+        }
         break;
+      case lane_event_kind::dropped: {
+        const auto f = fates.find(e.item);
+        if (f != fates.end() && f->second != fate::admitted) {
+          report("exactly_once", where(e, n) + ": item " + str(e.item) + " was dropped, but route() " +
+                                     (f->second == fate::refused ? "refused it" : "never took it"));
+        }
+        if (handles[e.item] != 0) {
+          report("exactly_once", where(e, n) + ": item " + str(e.item) + " was dropped after a consumer began it");
+        }
+        if (!lost.insert(e.item).second) {
+          report("exactly_once", where(e, n) + ": item " + str(e.item) + " dropped twice");
+        }
+        item_key.try_emplace(e.item, e.key);
+        if (counted.count(e.item) != 0 && unfinished[e.key] > 0) --unfinished[e.key];
+        counted.insert(e.item);  // a late routed event must not count it in again
+        open_items[e.key].erase(e.item);
+        // velo's exit guard: a lane that ends leaves the map before it drops
+        // what it held, so only items whose route() began while it was the
+        // key's lane — no later than its close — may be dropped with it; an
+        // item routed after that went to a dead lane's sender (a black hole).
+        const auto closes = escape_closes.find(e.key);
+        bool covered = false;
+        if (closes != escape_closes.end()) {
+          for (const std::int64_t c : closes->second) covered = covered || e.sent_ns <= c;
+        }
+        if (closes == escape_closes.end()) {
+          report("no_black_hole", where(e, n) + ": item " + str(e.item) +
+                                      " was dropped unhandled, but no lane of its key ended by an escaped panic");
+        } else if (!covered) {
+          report("no_black_hole", where(e, n) + ": item " + str(e.item) + ", routed at t=" +
+                                      std::to_string(e.sent_ns) + "ns, after the key's lane ended by an escaped " +
+                                      "panic closed at t=" + std::to_string(closes->second.back()) +
+                                      "ns, was dropped: a dead lane swallowed it");
+        }
+        break;
+      }
       case lane_event_kind::lane_closed: {
         ++closed;
         const auto lk = lane_key.find(e.lane);
         if (lk != lane_key.end()) --open_lanes[lk->second];
+        if (const auto esc = escaped_on.find(e.lane); esc != escaped_on.end()) {
+          escape_closes[esc->second].push_back(e.t);
+        }
         // A consumer that contains its own failures keeps its lane: the lane
         // closes only as any lane does, idle (reaped) or after the drop, and
         // never with work of its key still queued.
@@ -211,7 +257,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   if (found || !s.end_of_run) return found;
 
   for (const auto& [item, f] : fates) {
-    if (f != fate::admitted || returned.count(item) != 0) continue;
+    if (f != fate::admitted || returned.count(item) != 0 || lost.count(item) != 0) continue;
     const std::uint64_t key = item_key[item];
     if (handles[item] != 0) {
       // Begun is not handled: a consumer call that never returns holds its

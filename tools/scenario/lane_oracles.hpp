@@ -4,9 +4,10 @@
 //   per_key_order     items of one (key, actor) reach the consumer in the
 //                     order that actor routed them (with several producers
 //                     on a key, per-producer order is all a caller can know);
-//   exactly_once      every admitted item handled exactly once, a refused or
-//                     unrouted one never; an admitted item left unhandled
-//                     when no lane of its key is open is lost;
+//   exactly_once      every admitted item handled exactly once (or dropped,
+//                     see no_black_hole), a refused or unrouted one never; an
+//                     admitted item left unhandled when no lane of its key is
+//                     open is lost;
 //   one_lane_per_key  no two consumer calls of a key overlap, a key never
 //                     goes back to an older lane, a lane serves one key;
 //   capacity          a key never holds more unfinished items than capacity,
@@ -17,7 +18,17 @@
 //                     the consumer contained) stays the key's lane: it closes
 //                     neither with items of its key unfinished nor, without
 //                     idle_ttl, before the router is dropped (so the key's
-//                     next item needs no new lane).
+//                     next item needs no new lane). A panic that escapes
+//                     (escaped_panic "ends_lane") ends its lane instead;
+//   no_black_hole     velo's LaneExitGuard: a lane that ends leaves the map
+//                     before it drops what it still held, so an item may be
+//                     dropped unhandled only if its key's lane ended by an
+//                     escaped panic and the item's route() began no later
+//                     than that lane closed; one routed after went to a dead
+//                     lane's sender ("silently black-holing every subsequent
+//                     item for the key"). exactly_once counts a dropped item
+//                     as ended, and refuses a drop of an item never admitted
+//                     or already begun.
 //   liveness          (always on) an admitted item still unhandled while a
 //                     lane of its key is open at the end of the run.
 //

@@ -31,7 +31,26 @@
 
 namespace lockstep::scenario::lane_parts {
 
-using item = models::velo::item;  // key, producer (the actor's index), seq, id
+/// Watches the copies of one admitted item (shared by them): when the last
+/// copy goes before a consumer took the item, the item was dropped — queued
+/// on a lane that ended (velo: a lane's exit drops what it still held). Only
+/// files whose escaped consumer panics end lanes watch their items.
+struct drop_watch {
+  std::function<void(std::int64_t)> on_drop;  // given sent_ns; must not throw
+  bool taken = false;                         // a consumer began it, or route() did not keep it
+  std::int64_t sent_ns = 0;                   // when the actor called route()
+  drop_watch() = default;
+  drop_watch(const drop_watch&) = delete;
+  drop_watch& operator=(const drop_watch&) = delete;
+  ~drop_watch() {
+    if (!taken && on_drop) on_drop(sent_ns);
+  }
+};
+
+/// One routed item: key, producer (the actor's index), seq, id; and its watch.
+struct item : models::velo::item {
+  std::shared_ptr<drop_watch> watch;  // none unless behaviour.consumer.escaped_panic is "ends_lane"
+};
 
 /// What the actors, the consumer and the observer share. The maps and the
 /// item ids are guarded by `mu` (a no-op in the sim, event_log.hpp), never
@@ -46,6 +65,7 @@ struct shared_state {
   std::map<std::uint64_t, std::uint64_t> lane_key;  // lane fiber -> the key of its items
   std::uint64_t next_id = 0;                        // run-wide item ids, in route order
   counter<Rt> admitted{0}, handled{0}, created{0}, closed{0};
+  counter<Rt> dropped{0};  // admitted items destroyed before a consumer took them (drop_watch)
   counter<Rt> calls{0};  // consumer calls so far, for nth_call rules
 };
 
@@ -149,6 +169,8 @@ bool route_logged(Rt& rt, shared_state<Rt>& st, std::shared_ptr<Router> handle, 
                   std::optional<std::size_t> capacity,
                   const std::optional<std::optional<std::size_t>>& own = std::nullopt) {
   lane_event e{lane_event_kind::unrouted, 0, it.key, it.id, it.producer, it.seq, 0, 0};
+  e.sent_ns = st.log.now();
+  if (it.watch) it.watch->sent_ns = e.sent_ns;
   if (own) {
     capacity = *own;
     e.own_capacity = true;
@@ -161,11 +183,12 @@ bool route_logged(Rt& rt, shared_state<Rt>& st, std::shared_ptr<Router> handle, 
       const std::lock_guard hold(st.mu);
       st.routing[me] = it.key;
     }
-    const route_result<item> r = handle->route(it.key, it, capacity);
+    route_result<item> r = handle->route(it.key, it, capacity);
     {
       const std::lock_guard hold(st.mu);
       st.routing.erase(me);
     }
+    if (!r.ok() && it.watch) it.watch->taken = true;  // handed back: never the router's to drop
     e.kind = r.ok() ? lane_event_kind::routed : lane_event_kind::refused;
     e.depth = r.depth;
     ok = r.ok();
@@ -174,15 +197,48 @@ bool route_logged(Rt& rt, shared_state<Rt>& st, std::shared_ptr<Router> handle, 
       st.moved.changed();
     }
     handle.reset();
+  } else if (it.watch) {
+    it.watch->taken = true;  // never entered the router
   }
   st.log.record(e);
   return ok;
+}
+
+/// The item a route step sends: with a drop_watch that logs a `dropped`
+/// event where escaped consumer panics end lanes (none otherwise).
+template <class Rt>
+item make_item(const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, std::uint64_t key,
+               std::uint64_t producer, std::uint64_t seq, std::uint64_t id) {
+  item it{{key, producer, seq, id}, nullptr};
+  if (!s.consumer_escape_ends_lane) return it;
+  it.watch = std::make_shared<drop_watch>();
+  it.watch->on_drop = [st, key, producer, seq, id](std::int64_t sent_ns) noexcept {
+    ++st->dropped;
+    st->moved.changed();
+    if (!st->log.is_open()) return;
+    try {
+      lane_event e{lane_event_kind::dropped, 0, key, id, producer, seq, 0, 0};
+      e.sent_ns = sent_ns;
+      st->log.record(e);
+    } catch (...) {
+      // Only allocation can fail here; losing one trace line beats terminate().
+    }
+  };
+  return it;
 }
 
 /// What a consumer panic throws; the scenario's consumer catches it (unless
 /// behaviour.consumer.contain is false).
 struct consumer_panic : std::runtime_error {
   consumer_panic() : std::runtime_error("deliberate lane consumer panic (behaviour.consumer.outcomes)") {}
+};
+
+/// What an escaping consumer panic becomes with escaped_panic "ends_lane": a
+/// lockstep::task_panic, which ends only the lane's fiber, as a panicking
+/// task ends only itself under tokio.
+struct lane_ending_panic : lockstep::task_panic {
+  lane_ending_panic()
+      : lockstep::task_panic("deliberate lane consumer panic (behaviour.consumer.outcomes), escaped: ends the lane") {}
 };
 
 // The first rule that matches wins; a percent rule draws only when reached,
@@ -215,6 +271,7 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
     const std::lock_guard hold(st.mu);
     st.lane_key.try_emplace(lane, it.key);
   }
+  if (it.watch) it.watch->taken = true;
   st.log.record({lane_event_kind::handle_begin, 0, it.key, it.id, it.producer, it.seq, lane, 0});
   lane_event done{lane_event_kind::handled, 0, it.key, it.id, it.producer, it.seq, lane, 0};
   try {
@@ -229,7 +286,15 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
     if (what == consumer_outcome::panic) throw consumer_panic();
     if (what == consumer_outcome::ok) body(it);
   } catch (const consumer_panic&) {
-    if (!s.consumer_contains) throw;  // escapes into the lane: the router does not catch it
+    if (!s.consumer_contains && !s.consumer_escape_ends_lane) throw;  // escapes into the lane and fails the run
+    if (!s.consumer_contains) {
+      // Escapes into the lane and ends it (the call ended: it counts as handled).
+      done.escaped = true;
+      ++st.handled;
+      st.moved.changed();
+      st.log.record(done);
+      throw lane_ending_panic();
+    }
   }
   ++st.handled;
   st.moved.changed();
@@ -271,6 +336,9 @@ void with_router(const scenario& s, F&& f) {
     if (c == lanes_canary::send_after_unlock) f.template operator()<canary_router<item, true, false>>();
     if (c == lanes_canary::decrement_at_dequeue) f.template operator()<canary_router<item, false, true>>();
     if (c == lanes_canary::replace_lane_on_route) f.template operator()<canary_router<item, false, false, true>>();
+    if (c == lanes_canary::exit_guard_keeps_entry) {
+      f.template operator()<canary_router<item, false, false, false, true>>();
+    }
   } else {
     throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
   }

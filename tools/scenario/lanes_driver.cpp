@@ -90,8 +90,8 @@ void drive(Rt& rt, const scenario& s) {
                 const std::lock_guard hold(st->mu);
                 id = st->next_id++;
               }
-              lane_parts::route_logged(rt, *st, router.get(*st), item{key, a, seq++, id}, sys.capacity,
-                                       stp.route_capacity);
+              lane_parts::route_logged(rt, *st, router.get(*st), lane_parts::make_item(s, st, key, a, seq++, id),
+                                       sys.capacity, stp.route_capacity);
               if (i + 1 < stp.count && stp.gap_ns > 0) rt.sleep_for(static_cast<std::int64_t>(stp.gap_ns));
             }
             break;
@@ -109,9 +109,9 @@ void drive(Rt& rt, const scenario& s) {
   const bool must_close = sys.idle_ttl_ns.has_value() || router.was_dropped(*st);
   board_phase(rt, "liveness: every admitted item handled (and, reaping or dropped, every lane closed)");
   const bool settled = settle(rt, st->moved, s.liveness_ns, [&] {
-    return st->admitted == st->handled && (!must_close || st->created == st->closed);
+    return st->admitted == st->handled + st->dropped && (!must_close || st->created == st->closed);
   });
-  const std::uint64_t unhandled = st->admitted - st->handled;
+  const std::uint64_t unhandled = st->admitted - std::min<std::uint64_t>(st->admitted, st->handled + st->dropped);
   const auto lane_count = lane_parts::settled_lane_count(s, *st, router, settled);
   const std::uint64_t open_before_drop = st->created - st->closed;
   board_phase(rt, "liveness: the router dropped, every lane closing");

@@ -76,9 +76,10 @@ void check_threads_settings(const scenario& s) {
     refuse("/system/lanes/canary", "no lane-router canary with --backend threads (the canaries are models written "
                                    "for the simulator, tools/scenario/lane_canaries.hpp)");
   }
-  if (!s.consumer_contains) {
+  if (!s.consumer_contains && !s.consumer_escape_ends_lane) {
     refuse("/behaviour/consumer/contain", "true with --backend threads (a consumer panic that escapes its lane "
-                                          "ends the process there): run this file on the simulator");
+                                          "ends the process there, unless escaped_panic is \"ends_lane\"): run "
+                                          "this file on the simulator");
   }
   if (s.expect_failure) {
     refuse("/expect_failure", "no expect_failure with --backend threads (a threads run has no record to turn "

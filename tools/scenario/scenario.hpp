@@ -87,6 +87,7 @@ enum class lanes_canary : std::uint8_t {
   replace_lane_on_route,
   consumer_loses_after_panic,
   consumer_reorders_after_panic,
+  exit_guard_keeps_entry,
 };
 
 /// A consumer canary runs on the real router: only the wrapper is broken.
@@ -254,7 +255,7 @@ struct expectations {
 /// The lane router's oracle names, in the order they are checked.
 inline const std::vector<std::string>& lane_oracle_names() {
   static const std::vector<std::string> names = {"per_key_order", "exactly_once", "one_lane_per_key", "capacity",
-                                                 "lanes_gone",    "lane_survives", "counters"};
+                                                 "lanes_gone",    "lane_survives", "no_black_hole", "counters"};
   return names;
 }
 
@@ -314,6 +315,12 @@ struct scenario {
   /// false: a consumer panic escapes the consumer into the lane (the run
   /// fails as uncaught_exception); true: the consumer contains it.
   bool consumer_contains = true;
+  /// With consumer_contains false: true ("escaped_panic": "ends_lane") makes
+  /// the escaping panic a lockstep::task_panic, which ends only the lane's
+  /// fiber (tokio's contract) — the run goes on and the oracles judge what
+  /// the router does next; false ("fails_run") fails the run as
+  /// uncaught_exception.
+  bool consumer_escape_ends_lane = false;
   worker_behaviour worker;
   processor_behaviour processor;
   std::vector<actor> actors;

@@ -237,6 +237,7 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "send_after_unlock") lanes.canary = lanes_canary::send_after_unlock;
     if (canary == "decrement_at_dequeue") lanes.canary = lanes_canary::decrement_at_dequeue;
     if (canary == "replace_lane_on_route") lanes.canary = lanes_canary::replace_lane_on_route;
+    if (canary == "exit_guard_keeps_entry") lanes.canary = lanes_canary::exit_guard_keeps_entry;
     if (canary == "consumer_loses_after_panic") lanes.canary = lanes_canary::consumer_loses_after_panic;
     if (canary == "consumer_reorders_after_panic") lanes.canary = lanes_canary::consumer_reorders_after_panic;
     s.lanes = lanes;
@@ -290,6 +291,12 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
       }
     }
     s.consumer_contains = c.value("contain", true);
+    s.consumer_escape_ends_lane = c.value("escaped_panic", "fails_run") == "ends_lane";
+    if (s.consumer_escape_ends_lane && s.consumer_contains) {
+      fail(file, prefix + "/behaviour/consumer/escaped_panic",
+           "\"fails_run\" unless contain is false (only a panic that escapes the consumer can end its lane), "
+           "found \"ends_lane\"");
+    }
   }
   if (doc.contains("behaviour") && doc["behaviour"].contains("processor")) {
     s.processor = processor_of(doc["behaviour"]["processor"], file, prefix + "/behaviour/processor");
@@ -477,6 +484,11 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (b.contains("consumer") && !s.lanes) {
       fail(file, prefix + "/behaviour/consumer",
            "behaviour for a component present in /system (consumer needs /system/lanes), found no lanes");
+    }
+    if (s.consumer_escape_ends_lane && s.composed()) {
+      fail(file, prefix + "/behaviour/consumer/escaped_panic",
+           "\"fails_run\" in a composed system (a lane ended by an escaped panic is judged for lanes alone), "
+           "found \"ends_lane\"");
     }
     if (b.contains("processor") && !s.shards) {
       fail(file, prefix + "/behaviour/processor",

@@ -77,6 +77,14 @@ done
 # lane's next item, or hands it over late.
 expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
   "$L" explore "$S/canaries/lanes_consumer_loses_after_panic.json" --seeds 200 --record cl.json
+expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
+  "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
+grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"
+# An escaped panic that ends the lane needs contain false, and lanes alone.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['behaviour']['consumer']['contain']=True; json.dump(d,open('esc_contained.json','w'))" \
+  "$S/lanes_escaped_panic_then_route_1core.json"
+expect bad_escaped_panic_contained 2 'esc_contained.json: /behaviour/consumer/escaped_panic: expected "fails_run" unless contain is false' -- \
+  "$L" run esc_contained.json --seed 1
 expect canary_consumer_reorders_after_panic 1 "oracle 'per_key_order' failed" -- \
   "$L" explore "$S/canaries/lanes_consumer_reorders_after_panic.json" --seeds 200 --record cr.json
 expect canary_consumer_lane_survives 1 "oracle 'lane_survives' failed" -- \
@@ -162,9 +170,9 @@ expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an in
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
 mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "lane_survives", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "eviction", "backpressure", "placement", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", "counters", found "liveliness"' -- "$L" run oracle.json
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "lane_survives", "no_black_hole", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "eviction", "backpressure", "placement", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", "counters", found "liveliness"' -- "$L" run oracle.json
 mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
-expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, counters), found "fairness"' -- "$L" run oracle_other.json
+expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, no_black_hole, counters), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
 expect bad_step_component 2 "nolanes.json: /workload/actors/0/steps/0/route: expected a step on a component present in /system (route needs /system/lanes), found no lanes" -- "$L" run nolanes.json
 mk core.json 'd["workload"]["actors"][1]["core"]=2'
@@ -392,7 +400,7 @@ cmk c_oracles_ok.json 'd["oracles"]=["delivery","lanes_gone","fairness","answere
 expect composed_oracles_of_every_component 0 "all 20 seeds held" -- "$L" explore c_oracles_ok.json --seeds 20
 l_delivery="$S/lanes_reap_then_reuse.json"
 mk l_delivery.json 'd["oracles"]=["delivery"]'
-expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, counters), found "delivery"' -- "$L" run l_delivery.json
+expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, no_black_hole, counters), found "delivery"' -- "$L" run l_delivery.json
 
 # The bundled scenarios/shards_panic_abort.json expects its abort
 # (expect_failure) and holds in (a); without the panic, the expected abort

@@ -237,3 +237,48 @@ BOOST_AUTO_TEST_CASE(lane_survives_leaves_a_successor_lanes_items_alone) {
   lost.insert(lost.begin() + 3, ev(K::routed, 1, 9, 9, 0, 2));
   expect_caught(check_reaping(lost, true), "lane_survives", "lane 100 closed with 1 unfinished items of its key");
 }
+
+BOOST_AUTO_TEST_CASE(no_black_hole_allows_only_what_an_escaped_lane_held) {
+  auto at = [](lane_event e, std::int64_t t, std::int64_t sent = 0) {
+    e.t = t;
+    e.sent_ns = sent;
+    return e;
+  };
+  lane_event escaped = ev(K::handled, 1, 1, 1);
+  escaped.escaped = true;
+  escaped.outcome = consumer_outcome::panic;
+  // Lane 100 handles item 0; item 1's panic escapes and ends it at t=200, and
+  // item 2, queued behind it (routed at t=0), is dropped with it. Item 3,
+  // routed at t=500, goes to a fresh lane 101.
+  const std::vector<lane_event> base = {
+      ev(K::lane_created, 1),           ev(K::routed, 1, 0, 0, 0, 0), ev(K::routed, 1, 1, 1, 0, 1),
+      ev(K::routed, 1, 2, 2, 0, 2),     ev(K::handle_begin, 1, 0, 0), ev(K::handled, 1, 0, 0),
+      ev(K::handle_begin, 1, 1, 1),     at(escaped, 200),             at(ev(K::lane_closed, 1), 200),
+      at(ev(K::dropped, 1, 2, 2), 200, 0)};
+  auto fresh = base;
+  for (const lane_event& e : {at(ev(K::lane_created, 1), 500), at(ev(K::routed, 1, 3, 3, 0, 0), 500, 500),
+                              at(ev(K::handle_begin, 1, 3, 3, 101), 500), at(ev(K::handled, 1, 3, 3, 101), 600),
+                              ev(K::router_dropped, unknown_key), at(ev(K::lane_closed, 1, 0, 0, 101), 600)}) {
+    fresh.push_back(e);
+  }
+  BOOST_TEST(!check(fresh).has_value(), (check(fresh) ? check(fresh)->message : ""));
+
+  // Item 3 routed at t=500, after the lane closed, and dropped: a dead lane's
+  // sender was left in the map.
+  auto swallowed = base;
+  swallowed.push_back(at(ev(K::routed, 1, 3, 3, 0, 0), 500, 500));
+  swallowed.push_back(at(ev(K::dropped, 1, 3, 3), 500, 500));
+  expect_caught(check(swallowed), "no_black_hole", "item 3, routed at t=500ns, after the key's lane ended by an "
+                                                   "escaped panic closed at t=200ns, was dropped");
+
+  // A drop where no lane of the key ended by an escape: lost.
+  auto no_escape = base;
+  no_escape[7].escaped = false;  // a contained panic: the lane should have survived
+  expect_caught(check(no_escape, std::nullopt, {"no_black_hole"}), "no_black_hole",
+                "no lane of its key ended by an escaped panic");
+
+  // Dropped after a consumer began it: not a queued item.
+  auto begun = fresh;
+  begun.push_back(at(ev(K::dropped, 1, 3, 3), 700, 500));
+  expect_caught(check(begun), "exactly_once", "item 3 was dropped after a consumer began it");
+}
