@@ -153,8 +153,11 @@ void drive(Rt& rt, const scenario& s) {
         for (const std::uint64_t id : v) out += (out.empty() ? "" : " ") + std::to_string(id);
         return "[" + out + "]";
       };
-      check(rt, *s.expect->consumed == consumed, "expect",
-            "consumed: expected " + show(*s.expect->consumed) + ", got " + show(consumed));
+      std::vector<std::uint64_t> want = *s.expect->consumed;
+      const bool any = s.expect->unordered("consumed");
+      const bool same = same_list(any, want, consumed);
+      check(rt, same, "expect",
+            list_label("consumed", any) + ": expected " + show(want) + ", got " + show(consumed));
     }
   }
 }

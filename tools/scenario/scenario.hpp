@@ -7,6 +7,8 @@
 // system.wiring says (composed_driver.hpp).
 #pragma once
 
+#include <algorithm>
+#include <compare>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -224,6 +226,7 @@ struct processed_entry {
   std::uint64_t key = 0;
   std::optional<std::uint64_t> state;
   bool operator==(const processed_entry&) const = default;
+  auto operator<=>(const processed_entry&) const = default;
 };
 
 /// One on_evict call: the key and the state it flushed.
@@ -231,6 +234,7 @@ struct flushed_entry {
   std::uint64_t key = 0;
   std::uint64_t value = 0;
   bool operator==(const flushed_entry&) const = default;
+  auto operator<=>(const flushed_entry&) const = default;
 };
 
 /// Exact counts, checked only under the fifo strategy.
@@ -250,7 +254,29 @@ struct expectations {
   std::optional<std::uint64_t> flights, joined, answered, left, cancelled, published, abandoned;
   /// Single flight: each waiter's answer in log order, "ok:V", "error:V" or "abandoned".
   std::optional<std::vector<std::string>> answers;
+  /// The list expectations (processed, flushed, consumed, answers) to compare
+  /// as multisets, as a seed test that sorts its results before it compares.
+  std::vector<std::string> any_order;
+  [[nodiscard]] bool unordered(std::string_view list) const {
+    return std::find(any_order.begin(), any_order.end(), list) != any_order.end();
+  }
 };
+
+/// A list expectation against what the run did: in order, or (unordered) as
+/// multisets — both sorted, so a report shows them side by side.
+template <class T>
+bool same_list(bool unordered, std::vector<T>& want, std::vector<T>& got) {
+  if (unordered) {
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+  }
+  return want == got;
+}
+
+/// "name" or "name (any order)", for an expect report.
+inline std::string list_label(const std::string& name, bool unordered) {
+  return unordered ? name + " (any order)" : name;
+}
 
 /// The lane router's oracle names, in the order they are checked.
 inline const std::vector<std::string>& lane_oracle_names() {

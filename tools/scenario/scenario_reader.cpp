@@ -594,12 +594,24 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
       for (const auto& p : e["flushed"]) log.push_back({p["key"].get<std::uint64_t>(), p["value"].get<std::uint64_t>()});
       x.flushed = std::move(log);
     }
+    if (e.contains("any_order")) {
+      const nlohmann::json& lists = e["any_order"];
+      for (std::size_t i = 0; i < lists.size(); ++i) {
+        const std::string name = lists[i].get<std::string>();
+        if (!e.contains(name)) {
+          fail(file, prefix + "/expect/any_order/" + std::to_string(i),
+               "the name of a list expectation present in /expect, found \"" + name + "\" (no /expect/" + name + ")");
+        }
+        if (!x.unordered(name)) x.any_order.push_back(name);
+      }
+    }
     // Each expectation names what one component counts (panicked: shards or single_flight).
     static const char* const lane_fields[] = {"handled",  "refused",         "lanes_created",  "lanes_closed",
                                               "consumed", "consumer_errors", "consumer_panics"};
     static const char* const flight_fields[] = {"flights", "joined",    "answered",  "left",
                                                 "cancelled", "published", "abandoned", "answers"};
     for (auto it = e.begin(); it != e.end(); ++it) {
+      if (it.key() == "any_order") continue;  // names other expectations, each judged here itself
       bool is_lane = false;
       bool is_flight = false;
       for (const char* f : lane_fields) is_lane = is_lane || it.key() == f;

@@ -80,6 +80,19 @@ expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
 expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
 grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"
+# any_order compares a list expectation as a multiset, as a seed that sorts:
+# the interleaved producers' order fails the file in order, holds in any order,
+# and a wrong multiset still fails, shown sorted; a name not in /expect is bad input.
+many="$S/lanes_many_producers_fifo.json"
+expect any_order_holds 0 "outcome=ok" -- "$L" run "$many" --strategy fifo
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect'].pop('any_order'); json.dump(d,open('in_order.json','w'))" "$many"
+expect any_order_needed 1 "oracle 'expect' failed" -- "$L" run in_order.json --strategy fifo
+grep -qF "consumed: expected [0 1 2" out || fail "the in-order report does not name consumed"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect']['consumed'][5]=99; json.dump(d,open('wrong_multiset.json','w'))" "$many"
+expect any_order_wrong_multiset 1 "consumed (any order): expected [0 1 2 3 4 6" -- "$L" run wrong_multiset.json --strategy fifo
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['expect']['any_order']=['answers']; json.dump(d,open('any_order_absent.json','w'))" "$many"
+expect bad_any_order_absent 2 'any_order_absent.json: /expect/any_order/0: expected the name of a list expectation present in /expect, found "answers"' -- \
+  "$L" run any_order_absent.json --strategy fifo
 # An escaped panic that ends the lane needs contain false, and lanes alone.
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['behaviour']['consumer']['contain']=True; json.dump(d,open('esc_contained.json','w'))" \
   "$S/lanes_escaped_panic_then_route_1core.json"
