@@ -36,11 +36,15 @@ struct step {
     route, sleep, drop_router, submit, try_submit, shutdown, join, leave, cancel_worker, observe, wait_until
   };
   /// observe: what the step reads now and compares with `observed`.
-  enum class observable : std::uint8_t { lane_count, in_flight };
+  enum class observable : std::uint8_t { lane_count, in_flight, shard_stat };
   kind what = kind::sleep;
   key_spec key;               ///< route, submit, try_submit, join, cancel_worker
   duration after_ns;          ///< cancel_worker: how long the step waits before it cancels (drawn)
-  observable watch = observable::lane_count;  ///< observe, wait_until: the router's lane_count() or the table's in_flight()
+  observable watch = observable::lane_count;  ///< observe, wait_until: lane_count(), in_flight() or a shard stat
+  /// shard_stat: which published counter or gauge (shard_stat_names()), and of
+  /// which shard (none: summed over every shard).
+  std::string stat;
+  std::optional<std::uint64_t> stat_shard;
   std::uint64_t observed = 0;                 ///< observe: the value it must have; wait_until: the value waited for
   std::uint64_t poll_ns = 10;                 ///< wait_until: how often it reads the value (as the seeds' wait_for polls)
   std::uint64_t count = 1;    ///< route, submit, try_submit, join: items sent (waiters started) by this step
@@ -54,6 +58,16 @@ struct step {
   std::optional<std::int64_t> ttl_ns;       ///< submit, try_submit: time to live (none: forever)
   std::optional<key_spec> request_id;       ///< submit, try_submit: fixed or drawn per item
 };
+
+/// What an observe or wait_until step may read of the shards' published
+/// stats (engine/shard_stats.hpp): their counters, and their gauges
+/// (inflight summed over classes).
+inline const std::vector<std::string>& shard_stat_names() {
+  static const std::vector<std::string> names = {
+      "started", "completed", "failed",  "in_doubt", "panicked", "coalesced",  "expired",
+      "evicted", "pending",   "inflight", "resident", "flushing", "publications"};
+  return names;
+}
 
 /// A step's kind as a file spells it (its key in the step object).
 constexpr std::string_view name_of(step::kind k) {

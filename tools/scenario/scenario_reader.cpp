@@ -372,17 +372,41 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
         const bool waits = st.contains("wait_until");
         const nlohmann::json& r = waits ? st["wait_until"] : st["observe"];
         out.what = waits ? step::kind::wait_until : step::kind::observe;
-        if (waits) {
-          out.poll_ns = r.value("poll_ns", std::uint64_t{10});
-          if (r.contains("lane_count") == r.contains("in_flight")) {
-            fail(file, step_at + "/wait_until",
-                 "an object with exactly one of lane_count and in_flight, and optional poll_ns, found " + shown(r));
+        const char* const name = waits ? "/wait_until" : "/observe";
+        const int chosen = (r.contains("lane_count") ? 1 : 0) + (r.contains("in_flight") ? 1 : 0) +
+                           (r.contains("stat") ? 1 : 0);
+        if (chosen != 1 || r.contains("value") != r.contains("stat") || (r.contains("shard") && !r.contains("stat"))) {
+          fail(file, step_at + name,
+               std::string("an object with exactly one of lane_count, in_flight and stat (with value, and "
+                           "optional shard)") +
+                   (waits ? ", and optional poll_ns" : "") + ", found " + shown(r));
+        }
+        if (waits) out.poll_ns = r.value("poll_ns", std::uint64_t{10});
+        if (r.contains("stat")) {
+          out.watch = step::observable::shard_stat;
+          out.stat = r["stat"].get<std::string>();
+          out.observed = r["value"].get<std::uint64_t>();
+          if (!s.shards) {
+            fail(file, step_at + name + "/stat",
+                 "an observable of a component present in /system (stat needs /system/shards), found no shards");
+          }
+          if (r.contains("shard")) {
+            out.stat_shard = r["shard"].get<std::uint64_t>();
+            if (*out.stat_shard >= s.shards->count) {
+              fail(file, step_at + name + "/shard",
+                   "a shard index below /system/shards/count (" + std::to_string(s.shards->count) + "), found " +
+                       std::to_string(*out.stat_shard));
+            }
           }
         }
-        out.watch = r.contains("in_flight") ? step::observable::in_flight : step::observable::lane_count;
-        out.observed = r.contains("in_flight") ? r["in_flight"].get<std::uint64_t>() : r["lane_count"].get<std::uint64_t>();
+        if (out.watch != step::observable::shard_stat) {
+          out.watch = r.contains("in_flight") ? step::observable::in_flight : step::observable::lane_count;
+          out.observed =
+              r.contains("in_flight") ? r["in_flight"].get<std::uint64_t>() : r["lane_count"].get<std::uint64_t>();
+        }
         const bool lanes_needed = out.watch == step::observable::lane_count;
-        if ((lanes_needed && !s.lanes) || (!lanes_needed && !s.single_flight)) {
+        if (out.watch != step::observable::shard_stat &&
+            ((lanes_needed && !s.lanes) || (!lanes_needed && !s.single_flight))) {
           fail(file, step_at + (waits ? "/wait_until/" : "/observe/") + (lanes_needed ? "lane_count" : "in_flight"),
                std::string("an observable of a component present in /system (") +
                    (lanes_needed ? "lane_count needs /system/lanes" : "in_flight needs /system/single_flight") +

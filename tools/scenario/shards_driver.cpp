@@ -99,6 +99,43 @@ void check_expectations(Rt& rt, const scenario& s, const std::vector<shard_event
   expect("handed_back", x.handed_back, handed_back);
 }
 
+/// One published counter or gauge of a snapshot (shard_stat_names()).
+std::uint64_t stat_of(const shard_stats_snapshot& snap, const std::string& name) {
+  const shard_counters& c = snap.counters;
+  const scheduler_snapshot& g = snap.gauges;
+  if (name == "started") return c.started;
+  if (name == "completed") return c.completed;
+  if (name == "failed") return c.failed;
+  if (name == "in_doubt") return c.in_doubt;
+  if (name == "panicked") return c.panicked;
+  if (name == "coalesced") return c.coalesced;
+  if (name == "expired") return c.expired;
+  if (name == "evicted") return c.evicted;
+  if (name == "pending") return g.pending;
+  if (name == "resident") return g.resident;
+  if (name == "flushing") return g.flushing;
+  if (name == "publications") return snap.publications;
+  std::uint64_t inflight = 0;  // "inflight": the reader admits only the names above and this one
+  for (const std::size_t n : g.inflight) inflight += n;
+  return inflight;
+}
+
+/// The step's stat as the shards last published it: one shard's, or summed.
+template <class Rt>
+std::uint64_t read_stat(shard_parts::shard_set<Rt>& shards, const step& stp) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < shards.stats.size(); ++i) {
+    if (stp.stat_shard && *stp.stat_shard != i) continue;
+    sum += stat_of(shards.stats[i]->read(), stp.stat);
+  }
+  return sum;
+}
+
+/// "stat S of shard I" or "stat S summed over the shards", for a report.
+std::string stat_label(const step& stp) {
+  return "stat " + stp.stat + (stp.stat_shard ? " of shard " + std::to_string(*stp.stat_shard) : " summed over the shards");
+}
+
 }  // namespace
 
 template <class Rt>
@@ -148,13 +185,29 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
             }
             break;
           }
+          case step::kind::wait_until: {
+            // The reader admits only shard stats here: the last values the shards published (each tick).
+            const std::uint64_t got =
+                poll_until(rt, s.liveness_ns, stp.poll_ns, stp.observed, [&] { return read_stat(shards, stp); });
+            check_liveness(rt, got == stp.observed, "liveness",
+                           "actor " + s.actors[a].name + " step " + std::to_string(n) + ": wait_until " +
+                               stat_label(stp) + " " + std::to_string(stp.observed) + " still " + std::to_string(got) +
+                               " after " + std::to_string(s.liveness_ns) + "ns");
+            break;
+          }
+          case step::kind::observe: {
+            const std::uint64_t got = read_stat(shards, stp);
+            check(rt, got == stp.observed, "observe",
+                  "actor " + s.actors[a].name + " step " + std::to_string(n) + ": " + stat_label(stp) + " is " +
+                      std::to_string(got) + " at t=" + std::to_string(st->log.now()) + "ns (as last published), " +
+                      "the file expects " + std::to_string(stp.observed));
+            break;
+          }
           case step::kind::route:
           case step::kind::drop_router:
           case step::kind::join:
           case step::kind::leave:
           case step::kind::cancel_worker:
-          case step::kind::observe:
-          case step::kind::wait_until:
             break;  // the reader refuses other components' steps
         }
       }

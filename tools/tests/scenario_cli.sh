@@ -80,6 +80,29 @@ expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
 expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
 grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"
+# Shard stats as observables: observe reads the last publication, wait_until
+# polls it; a wrong value fails observe by name, one never published is
+# liveness, a stat without shards or a shard past the count is bad input.
+waited="$S/shards_retry_after_completion_waited_2cores.json"
+edit() {  # edit OUT PYTHON: a copy of $waited edited by PYTHON (d is the document)
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d,open(sys.argv[3],'w'))" "$waited" "$2" "$1"
+}
+expect stat_waited_holds 0 "all 20 seeds held" -- "$L" explore "$waited" --seeds 20
+edit stat_wrong.json "d['workload']['actors'][0]['steps'][2]['observe']['value']=2"
+expect stat_observe_wrong 1 "step 2: stat coalesced summed over the shards is 1 at t=" -- "$L" run stat_wrong.json --seed 1
+grep -qF "oracle 'observe' failed" out || fail "a wrong stat is not caught by observe"
+edit stat_never.json "d['workload']['actors'][0]['steps'][1]['wait_until']['value']=5; d['liveness_ns']=100000"
+expect stat_wait_never 3 "wait_until stat completed of shard 1 5 still 1 after 100000ns" -- "$L" run stat_never.json --seed 1
+edit stat_shard_past.json "d['workload']['actors'][0]['steps'][2]['observe']['shard']=2"
+expect bad_stat_shard 2 "stat_shard_past.json: /workload/actors/0/steps/2/observe/shard: expected a shard index below /system/shards/count (2), found 2" -- \
+  "$L" run stat_shard_past.json --seed 1
+edit stat_no_value.json "del d['workload']['actors'][0]['steps'][2]['observe']['value']"
+expect bad_stat_no_value 2 "stat_no_value.json: /workload/actors/0/steps/2/observe: expected an object with exactly one of lane_count, in_flight and stat (with value" -- \
+  "$L" run stat_no_value.json --seed 1
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'].append({'observe': {'stat': 'completed', 'value': 1}}); json.dump(d,open('stat_on_lanes.json','w'))" \
+  "$S/lanes_reap_then_reuse.json"
+expect bad_stat_on_lanes 2 "/observe/stat: expected an observable of a component present in /system (stat needs /system/shards), found no shards" -- \
+  "$L" run stat_on_lanes.json --seed 1
 # any_order compares a list expectation as a multiset, as a seed that sorts:
 # the interleaved producers' order fails the file in order, holds in any order,
 # and a wrong multiset still fails, shown sorted; a name not in /expect is bad input.
@@ -251,9 +274,9 @@ expect bad_cancel_worker_on_shards 2 "s_cancel.json: /workload/actors/0/steps/1/
 smk s_observe.json 'd["workload"]["actors"][0]["steps"].append({"observe":{"lane_count":0}})'
 expect bad_observe_on_shards 2 "s_observe.json: /workload/actors/0/steps/1/observe/lane_count: expected an observable of a component present in /system (lane_count needs /system/lanes), found no lanes" -- "$L" run s_observe.json
 smk s_observe2.json 'd["workload"]["actors"][0]["steps"].append({"observe":{"lane_count":0,"in_flight":0}})'
-expect bad_observe_two 2 "s_observe2.json: /workload/actors/0/steps/1/observe: expected an object with exactly one of lane_count (the lane router's lanes now) and in_flight" -- "$L" run s_observe2.json
+expect bad_observe_two 2 "s_observe2.json: /workload/actors/0/steps/1/observe: expected an object with exactly one of lane_count, in_flight and stat (with value, and optional shard), found" -- "$L" run s_observe2.json
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'][1]={'wait_until':{'lane_count':0,'in_flight':0}}; json.dump(d,open('wu_two.json','w'))" "$S/lanes_idle_lane_reaped_waited.json"
-expect bad_wait_until_two 2 "wu_two.json: /workload/actors/0/steps/1/wait_until: expected an object with exactly one of lane_count and in_flight, and optional poll_ns" -- "$L" run wu_two.json
+expect bad_wait_until_two 2 "wu_two.json: /workload/actors/0/steps/1/wait_until: expected an object with exactly one of lane_count, in_flight and stat (with value, and optional shard), and optional poll_ns, found" -- "$L" run wu_two.json
 # An observe step whose value differs fails the run by the observe oracle's name.
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'][3]={'observe':{'lane_count':1}}; json.dump(d,open('obs_wrong.json','w'))" "$S/lanes_idle_lane_reaped_observed.json"
 expect observe_wrong_value 1 "oracle 'observe' failed in fiber 1 'actor.producer': actor producer step 3: lane_count() is 0 at t=" -- "$L" run obs_wrong.json
