@@ -256,6 +256,45 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   }
   if (found || !s.end_of_run) return found;
 
+  // capacity, the depth route() reports (velo: "the lane's depth before this
+  // item"): never below the key's items certainly still unfinished when it
+  // read it — admitted before this route() was called (the same actor's
+  // earlier items, or any whose routed event came before the call) and whose
+  // consumer call had not returned when this routed event was logged (their
+  // handled event comes later). The router counts an item until its consumer
+  // returns, so it holds at least these.
+  if (on.count("capacity") != 0) {
+    struct routed_item {
+      std::uint64_t item, actor, seq, depth;
+      std::size_t at;
+      std::int64_t t, sent;
+    };
+    std::map<std::uint64_t, std::vector<routed_item>> by_key;
+    std::map<std::uint64_t, std::size_t> handled_at;  // item -> index of its handled event
+    for (std::size_t n = 0; n < log.size(); ++n) {
+      const lane_event& e = log[n];
+      if (e.kind == lane_event_kind::routed) by_key[e.key].push_back({e.item, e.actor, e.seq, e.depth, n, e.t, e.sent_ns});
+      if (e.kind == lane_event_kind::handled) handled_at.try_emplace(e.item, n);
+    }
+    for (const auto& [key, routed] : by_key) {
+      for (const routed_item& i : routed) {
+        std::uint64_t pending = 0;
+        for (const routed_item& j : routed) {
+          if (j.item == i.item) continue;
+          const bool before = (j.actor == i.actor && j.seq < i.seq) || j.t < i.sent;
+          const auto h = handled_at.find(j.item);
+          if (before && h != handled_at.end() && h->second > i.at) ++pending;
+        }
+        if (i.depth < pending) {
+          report("capacity", "key " + str(key) + ": route() reported depth " + str(i.depth) + " for item " +
+                                 str(i.item) + " (event #" + str(i.at) + "), but " + str(pending) +
+                                 " items of the key admitted before it was called were still unfinished");
+          break;
+        }
+      }
+    }
+  }
+
   for (const auto& [item, f] : fates) {
     if (f != fate::admitted || returned.count(item) != 0 || lost.count(item) != 0) continue;
     const std::uint64_t key = item_key[item];

@@ -12,7 +12,10 @@
 //                     goes back to an older lane, a lane serves one key;
 //   capacity          a key never holds more unfinished items than capacity,
 //                     route() never admits at depth >= capacity nor refuses
-//                     below it, and never refuses at all when uncapped;
+//                     below it, and never refuses at all when uncapped; and
+//                     the depth it reports ("the lane's depth before this
+//                     item") is never below the key's items certainly still
+//                     unfinished when it was called;
 //   lanes_gone        after the router is dropped, every lane created closed;
 //   lane_survives     a lane whose consumer call failed (an error, or a panic
 //                     the consumer contained) stays the key's lane: it closes

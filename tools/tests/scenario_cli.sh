@@ -77,6 +77,9 @@ done
 # lane's next item, or hands it over late.
 expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
   "$L" explore "$S/canaries/lanes_consumer_loses_after_panic.json" --seeds 200 --record cl.json
+expect canary_decrement_at_dequeue_depth 1 "oracle 'capacity' failed" -- \
+  "$L" explore "$S/canaries/lanes_decrement_at_dequeue_depth.json" --seeds 50 --record dqd.json
+grep -qF "route() reported depth 0" out || fail "the understated depth is not named"
 expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
 grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"

@@ -282,3 +282,24 @@ BOOST_AUTO_TEST_CASE(no_black_hole_allows_only_what_an_escaped_lane_held) {
   begun.push_back(at(ev(K::dropped, 1, 3, 3), 700, 500));
   expect_caught(check(begun), "exactly_once", "item 3 was dropped after a consumer began it");
 }
+
+BOOST_AUTO_TEST_CASE(capacity_catches_a_depth_below_the_work_still_unfinished) {
+  // One actor routes items 0 and 1 to key 1; item 0 is in the consumer (its
+  // handled event comes after item 1's routed event), so route() must report
+  // at least depth 1 for item 1.
+  auto log = [](std::uint64_t reported) {
+    return std::vector<lane_event>{ev(K::lane_created, 1),       ev(K::routed, 1, 0, 0, 0, 0),
+                                   ev(K::handle_begin, 1, 0, 0), ev(K::routed, 1, 1, 1, 0, reported),
+                                   ev(K::handled, 1, 0, 0),      ev(K::handle_begin, 1, 1, 1),
+                                   ev(K::handled, 1, 1, 1),      ev(K::router_dropped, unknown_key),
+                                   ev(K::lane_closed, 1)};
+  };
+  BOOST_TEST(!check(log(1)).has_value());
+  expect_caught(check(log(0)), "capacity",
+                "key 1: route() reported depth 0 for item 1 (event #3), but 1 items of the key admitted before it "
+                "was called were still unfinished");
+  // Item 0 returned before item 1 was routed: depth 0 is right.
+  auto done_first = log(0);
+  std::swap(done_first[3], done_first[4]);
+  BOOST_TEST(!check(done_first).has_value());
+}
