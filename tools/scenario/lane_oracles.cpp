@@ -48,6 +48,12 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   std::set<std::uint64_t> lost;                                  // items dropped unhandled
   std::map<std::uint64_t, std::uint64_t> escaped_on;             // lane -> key: its consumer's panic escaped
   std::map<std::uint64_t, std::vector<std::int64_t>> escape_closes;  // key -> when each escaped lane closed
+  struct route_info {
+    std::uint64_t actor, seq;
+    std::int64_t t;  // when its routed event was logged: route() had returned
+  };
+  std::map<std::uint64_t, route_info> route_of;  // item -> its routed event
+  const bool judge_depth = on.count("capacity") != 0;
   std::uint64_t created = 0, closed = 0;
   bool dropped = false;
 
@@ -97,6 +103,27 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
           report("capacity", where(e, n) + ": item " + str(e.item) + " admitted at depth " + str(e.depth) +
                                  ", capacity " + str(*cap));
         }
+        // The depth route() reports ("the lane's depth before this item") is
+        // never below the key's items certainly still unfinished when it read
+        // it: admitted before this route() was called (the same actor's
+        // earlier items, or any whose routed event came before the call) and
+        // whose consumer call has not returned yet (no handled event so far).
+        // The router counts an item until its consumer returns.
+        if (judge_depth) {
+          std::uint64_t pending = 0;
+          for (const std::uint64_t other : open_items[e.key]) {
+            const auto r = route_of.find(other);
+            if (r == route_of.end()) continue;  // its routed event is not logged yet: not proven admitted before
+            const route_info& j = r->second;
+            pending += (j.actor == e.actor && j.seq < e.seq) || j.t < e.sent_ns ? 1 : 0;
+          }
+          if (e.depth < pending) {
+            report("capacity", where(e, n) + ": route() reported depth " + str(e.depth) + " for item " + str(e.item) +
+                                   ", but " + str(pending) +
+                                   " items of the key admitted before it was called were still unfinished");
+          }
+        }
+        route_of.try_emplace(e.item, route_info{e.actor, e.seq, e.t});
         count_in(e.item, e.key, e, n);
         break;
       }
@@ -255,45 +282,6 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
     }
   }
   if (found || !s.end_of_run) return found;
-
-  // capacity, the depth route() reports (velo: "the lane's depth before this
-  // item"): never below the key's items certainly still unfinished when it
-  // read it — admitted before this route() was called (the same actor's
-  // earlier items, or any whose routed event came before the call) and whose
-  // consumer call had not returned when this routed event was logged (their
-  // handled event comes later). The router counts an item until its consumer
-  // returns, so it holds at least these.
-  if (on.count("capacity") != 0) {
-    struct routed_item {
-      std::uint64_t item, actor, seq, depth;
-      std::size_t at;
-      std::int64_t t, sent;
-    };
-    std::map<std::uint64_t, std::vector<routed_item>> by_key;
-    std::map<std::uint64_t, std::size_t> handled_at;  // item -> index of its handled event
-    for (std::size_t n = 0; n < log.size(); ++n) {
-      const lane_event& e = log[n];
-      if (e.kind == lane_event_kind::routed) by_key[e.key].push_back({e.item, e.actor, e.seq, e.depth, n, e.t, e.sent_ns});
-      if (e.kind == lane_event_kind::handled) handled_at.try_emplace(e.item, n);
-    }
-    for (const auto& [key, routed] : by_key) {
-      for (const routed_item& i : routed) {
-        std::uint64_t pending = 0;
-        for (const routed_item& j : routed) {
-          if (j.item == i.item) continue;
-          const bool before = (j.actor == i.actor && j.seq < i.seq) || j.t < i.sent;
-          const auto h = handled_at.find(j.item);
-          if (before && h != handled_at.end() && h->second > i.at) ++pending;
-        }
-        if (i.depth < pending) {
-          report("capacity", "key " + str(key) + ": route() reported depth " + str(i.depth) + " for item " +
-                                 str(i.item) + " (event #" + str(i.at) + "), but " + str(pending) +
-                                 " items of the key admitted before it was called were still unfinished");
-          break;
-        }
-      }
-    }
-  }
 
   for (const auto& [item, f] : fates) {
     if (f != fate::admitted || returned.count(item) != 0 || lost.count(item) != 0) continue;

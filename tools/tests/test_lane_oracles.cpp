@@ -87,9 +87,14 @@ BOOST_AUTO_TEST_CASE(one_lane_per_key_catches_overlap_and_going_back) {
 
 BOOST_AUTO_TEST_CASE(capacity_catches_excess_admission_and_refusals_below_or_uncapped) {
   expect_caught(check(clean_log(), 1), "capacity", "item 1 admitted at depth 1, capacity 1");
-  // The router claims depth 0, but the log shows item 0 still in the consumer.
+  // The router claims depth 0, but the log shows item 0 still in the consumer:
+  // routed by the same actor before, so the depth itself is wrong ...
   auto hidden = clean_log();
   hidden[3] = ev(K::routed, 1, 1, 1, 0, 0);
+  expect_caught(check(hidden, 1), "capacity", "route() reported depth 0 for item 1, but 1 items of the key");
+  // ... and by another actor, whose call the log cannot place after item 0's
+  // admission: the key still holds 2 unfinished items past capacity 1.
+  hidden[3].actor = 1;
   expect_caught(check(hidden, 1), "capacity", "holds 2 unfinished items, capacity 1");
 
   auto below = clean_log();
@@ -117,6 +122,7 @@ BOOST_AUTO_TEST_CASE(capacity_judges_each_route_by_its_own_capacity) {
   auto held = clean_log();
   held[1] = own(ev(K::routed, 1, 0, 0, 0, 0), 1);
   held[3] = own(ev(K::routed, 1, 1, 1, 0, 0), 1);
+  held[3].actor = 1;  // another actor's route: its depth 0 is not proven wrong
   expect_caught(check(held), "capacity", "holds 2 unfinished items, capacity 1");
   auto below = clean_log();
   below.insert(below.begin() + 7, own(ev(K::refused, 1, 2, 2, 0, 1), 3));
@@ -296,8 +302,8 @@ BOOST_AUTO_TEST_CASE(capacity_catches_a_depth_below_the_work_still_unfinished) {
   };
   BOOST_TEST(!check(log(1)).has_value());
   expect_caught(check(log(0)), "capacity",
-                "key 1: route() reported depth 0 for item 1 (event #3), but 1 items of the key admitted before it "
-                "was called were still unfinished");
+                "key 1 at t=0ns (event #3): route() reported depth 0 for item 1, but 1 items of the key admitted "
+                "before it was called were still unfinished");
   // Item 0 returned before item 1 was routed: depth 0 is right.
   auto done_first = log(0);
   std::swap(done_first[3], done_first[4]);
