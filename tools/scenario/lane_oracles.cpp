@@ -54,6 +54,12 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   };
   std::map<std::uint64_t, route_info> route_of;  // item -> its routed event
   const bool judge_depth = on.count("capacity") != 0;
+  std::set<std::uint64_t> ever_handled;  // items whose consumer call returned somewhere in the log
+  if (judge_depth) {
+    for (const lane_event& e : log) {
+      if (e.kind == lane_event_kind::handled) ever_handled.insert(e.item);
+    }
+  }
   std::uint64_t created = 0, closed = 0;
   bool dropped = false;
 
@@ -107,13 +113,14 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         // never below the key's items certainly still unfinished when it read
         // it: admitted before this route() was called (the same actor's
         // earlier items, or any whose routed event came before the call) and
-        // whose consumer call has not returned yet (no handled event so far).
-        // The router counts an item until its consumer returns.
+        // whose consumer call has not returned yet (no handled event so far,
+        // one later). The router counts an item until its consumer returns.
         if (judge_depth) {
           std::uint64_t pending = 0;
           for (const std::uint64_t other : open_items[e.key]) {
             const auto r = route_of.find(other);
             if (r == route_of.end()) continue;  // its routed event is not logged yet: not proven admitted before
+            if (ever_handled.count(other) == 0) continue;  // lost or dropped: judged as such, not as a depth
             const route_info& j = r->second;
             pending += (j.actor == e.actor && j.seq < e.seq) || j.t < e.sent_ns ? 1 : 0;
           }
