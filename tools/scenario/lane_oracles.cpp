@@ -115,7 +115,9 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         // earlier items, or any whose routed event came before the call) and
         // whose consumer call has not returned yet (no handled event so far,
         // one later). The router counts an item until its consumer returns.
-        if (judge_depth) {
+        // (Only when the depth is below the key's open items at all: their count
+        // bounds the proven ones, so a correct router rarely pays for the walk.)
+        if (judge_depth && e.depth < open_items[e.key].size()) {
           std::uint64_t pending = 0;
           for (const std::uint64_t other : open_items[e.key]) {
             const auto r = route_of.find(other);
