@@ -62,6 +62,8 @@ struct shard_canary {
     bool final_flush_uncounted = false;     ///< count only the idle sweep's flushes as evicted
     bool queue_wait_absolute = false;       ///< add the dispatch time, not the time waited, to queue_wait_ns
     bool release_id_at_dispatch = false;    ///< free a request id for coalescing when its item dispatches, not completes
+    bool coalesced_uncounted = false;       ///< hand a duplicate to on_coalesced without counting it
+    bool completed_counts_successes = false; ///< count only calls that succeeded as completed
     scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
@@ -315,7 +317,9 @@ private:
     void harvest(outcome o, std::int64_t& now) {
         const std::int64_t at = rt_.now();
         if (ran* r = std::get_if<ran>(&o)) {
-            ++hot_.completed;
+            if (!r->failure || !cfg_.canary.completed_counts_successes) {
+                ++hot_.completed;
+            }
             if (r->failure && (*r->failure == fallout::in_doubt || !cfg_.canary.clean_error_not_failed)) {
                 ++hot_.failed;
             }
@@ -382,7 +386,9 @@ private:
             // Keyed by (key, id): an id reused by another key is not a duplicate.
             if (!live_.emplace(m.key, *m.request_id).second) {
                 LOCKSTEP_PROBE(rt_, "shards.coalesced_duplicate");
-                ++hot_.coalesced;
+                if (!cfg_.canary.coalesced_uncounted) {
+                    ++hot_.coalesced;
+                }
                 common_->processor.on_coalesced(m.key, std::move(m.work));
                 return;
             }

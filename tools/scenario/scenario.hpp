@@ -142,6 +142,8 @@ enum class shards_canary : std::uint8_t {
   final_flush_uncounted,
   queue_wait_absolute,
   release_id_at_dispatch,
+  coalesced_uncounted,
+  completed_counts_successes,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),

@@ -122,6 +122,8 @@ shards_canary shards_canary_of(const std::string& name) {
       {"final_flush_uncounted", shards_canary::final_flush_uncounted},
       {"queue_wait_absolute", shards_canary::queue_wait_absolute},
       {"release_id_at_dispatch", shards_canary::release_id_at_dispatch},
+      {"coalesced_uncounted", shards_canary::coalesced_uncounted},
+      {"completed_counts_successes", shards_canary::completed_counts_successes},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

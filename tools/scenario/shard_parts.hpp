@@ -210,6 +210,8 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::final_flush_uncounted: cfg.canary.final_flush_uncounted = true; break;
     case shards_canary::queue_wait_absolute: cfg.canary.queue_wait_absolute = true; break;
     case shards_canary::release_id_at_dispatch: cfg.canary.release_id_at_dispatch = true; break;
+    case shards_canary::coalesced_uncounted: cfg.canary.coalesced_uncounted = true; break;
+    case shards_canary::completed_counts_successes: cfg.canary.completed_counts_successes = true; break;
     case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
     case shards_canary::submit_never_waits:
     case shards_canary::try_submit_next_shard:

@@ -158,14 +158,16 @@ for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_exp
   evict_ignores_age:eviction submit_never_waits:backpressure try_submit_next_shard:placement \
   full_reported_closed:backpressure clean_error_not_failed:counters panic_uncounted:counters \
   expiry_uncounted:counters started_before_coalescing:counters final_flush_uncounted:counters \
-  queue_wait_absolute:counters release_id_at_dispatch:request_ids refile_to_front_budget3:fairness; do
+  queue_wait_absolute:counters release_id_at_dispatch:request_ids refile_to_front_budget3:fairness \
+  coalesced_uncounted:counters completed_counts_successes:counters; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"
 done
 # Each counters rule has its own planted bug, named by the counter it breaks.
 for pair in clean_error_not_failed:failed panic_uncounted:panicked expiry_uncounted:expired \
-  started_before_coalescing:started final_flush_uncounted:evicted queue_wait_absolute:queue_wait_ns; do
+  started_before_coalescing:started final_flush_uncounted:evicted queue_wait_absolute:queue_wait_ns \
+  coalesced_uncounted:coalesced completed_counts_successes:completed; do
   bug=${pair%%:*} counter=${pair##*:}
   expect "canary_shards_${bug}_names_$counter" 1 "shard 0 at exit: $counter is" -- \
     "$L" run "$S/canaries/shards_$bug.json" --seed 1
