@@ -68,37 +68,6 @@ class canary_router {
   using map_t = detail::lane_map<runtime, std::uint64_t, Item>;
   using state_t = detail::lane_state<runtime>;
 
-  /// detail::lane_task but for the early decrement.
-  struct dequeue_task {
-    runtime& rt;
-    std::uint64_t key;
-    std::shared_ptr<state_t> state;
-    std::weak_ptr<map_t> map;
-    std::shared_ptr<const consumer_fn> consumer;
-    std::optional<std::int64_t> ttl;
-    typename runtime::channel<Item>::receiver rx;
-    detail::lane_exit_guard<runtime, std::uint64_t, Item> guard;
-    void run() {
-      while (true) {
-        std::optional<Item> item;
-        if (ttl) {
-          auto got = rx.recv_until(rt.now() + *ttl);
-          if (got.status == recv_status::timed_out) {
-            if (detail::try_reap<runtime, std::uint64_t, Item>(map, key, state)) return;
-            continue;
-          }
-          if (got.status != recv_status::item) return;
-          item = std::move(got.item);
-        } else {
-          item = rx.recv();
-          if (!item) return;
-        }
-        state->pending.fetch_sub(1);  // the flaw: the item still is work until the consumer returns
-        (*consumer)(std::move(*item));
-      }
-    }
-  };
-
   /// An exit guard that only reports: the flaw of GuardKeepsEntry.
   struct reporting_guard {
     std::shared_ptr<lane_observer> observer;
@@ -107,8 +76,11 @@ class canary_router {
     }
   };
 
-  /// detail::lane_task but for the guard.
-  struct leaky_task {
+  /// detail::lane_task with a flaw: the item's pending count lowered before
+  /// the consumer runs (DecrementFirst: the item still is work until the
+  /// consumer returns), or an exit guard that leaves the map entry (Guard).
+  template <class Guard, bool DecrementFirst>
+  struct broken_task {
     runtime& rt;
     std::uint64_t key;
     std::shared_ptr<state_t> state;
@@ -116,7 +88,7 @@ class canary_router {
     std::shared_ptr<const consumer_fn> consumer;
     std::optional<std::int64_t> ttl;
     typename runtime::channel<Item>::receiver rx;
-    reporting_guard guard;  // last member: destroyed first, before the receiver
+    Guard guard;  // last member: destroyed first, before the receiver
     void run() {
       while (true) {
         std::optional<Item> item;
@@ -132,11 +104,14 @@ class canary_router {
           item = rx.recv();
           if (!item) return;
         }
+        if constexpr (DecrementFirst) state->pending.fetch_sub(1);
         (*consumer)(std::move(*item));
-        state->pending.fetch_sub(1);
+        if constexpr (!DecrementFirst) state->pending.fetch_sub(1);
       }
     }
   };
+  using dequeue_task = broken_task<detail::lane_exit_guard<runtime, std::uint64_t, Item>, true>;
+  using leaky_task = broken_task<reporting_guard, false>;
 
  public:
   canary_router(runtime& rt, consumer_fn consumer, config_t cfg)
