@@ -12,6 +12,12 @@
 //                              dispatches nothing until it returns.
 //   on_coalesced(key, work)    the reactor fiber: must not suspend for long.
 //   on_expired(key, work)      the reactor fiber: must not suspend for long.
+//   on_flush_chosen(key, final) optional (called only if the processor has
+//                              it): the reactor fiber, the moment it takes
+//                              the key's state to flush — an idle sweep
+//                              (final false) or the final flush at shutdown
+//                              (true) — before on_evict's fiber starts; for
+//                              harnesses that judge when a key was chosen.
 //
 // A C++ exception escaping process (or on_error) is a *panic*: the state moved
 // into the call is gone, so the key reloads; it is counted as panicked and as

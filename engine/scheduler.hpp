@@ -41,6 +41,7 @@ struct scheduler_canary {
     bool ignore_budget = false;     ///< next() dispatches past max_inflight
     bool refile_to_front = false;   ///< a completed key jumps to the front of its ring
     bool evict_ignores_age = false; ///< the idle sweep flushes every idle resident key, however recently used
+    bool evict_busy_keys = false;   ///< the idle sweep also flushes resident keys with queued items
 };
 
 /// Limits of one scheduler; the number of classes is max_inflight.size().
@@ -211,12 +212,22 @@ public:
     /// Moves out (in key order) the state of every idle key with an empty FIFO
     /// unused for evict_after_ns, and marks those keys flushing.
     void evict(std::int64_t now_ns, std::vector<std::pair<Key, State>>& out) {
+        bool flushed_ready = false;
         for (auto& [key, e] : keys_) {
-            if (e.ph == phase::idle && e.size == 0 && e.state &&
+            if (canary_.evict_busy_keys && e.ph == phase::idle && e.size > 0 && e.state &&
+                now_ns - e.last_use_ns >= cfg_.evict_after_ns) {
+                flushed_ready = true;  // the canary: a key with queued items is not idle
+                start_flush(key, e, out);
+            } else if (e.ph == phase::idle && e.size == 0 && e.state &&
                 (now_ns - e.last_use_ns >= cfg_.evict_after_ns || canary_.evict_ignores_age)) {
                 start_flush(key, e, out);
             } else if (e.ph == phase::idle && e.size > 0 && e.state) {
                 notes_ |= note_evict_found_busy;
+            }
+        }
+        if (flushed_ready) {
+            for (std::deque<slot>& ring : rings_) {
+                std::erase_if(ring, [](slot s) { return s->second.ph == phase::flushing; });
             }
         }
     }

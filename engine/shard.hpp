@@ -420,6 +420,9 @@ private:
 
     void start_flushes() {
         for (auto& [key, state] : flush_buf_) {
+            if constexpr (requires(P& p, const key_type& k) { p.on_flush_chosen(k, true); }) {
+                common_->processor.on_flush_chosen(key, !open_);  // sweeps run only while open
+            }
             if (open_ || !cfg_.canary.final_flush_uncounted) {
                 ++hot_.evicted;
             }

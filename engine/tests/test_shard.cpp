@@ -288,6 +288,43 @@ BOOST_AUTO_TEST_CASE(idle_state_is_flushed_through_on_evict_and_reloaded_afterwa
     });
 }
 
+/// A recorder that also has the optional on_flush_chosen hook.
+struct chooser : recorder {
+    std::shared_ptr<std::vector<std::pair<std::uint64_t, bool>>> chosen =
+        std::make_shared<std::vector<std::pair<std::uint64_t, bool>>>();
+    void on_flush_chosen(const std::uint64_t& key, bool final) { chosen->emplace_back(key, final); }
+};
+static_assert(Processor<chooser>);
+
+BOOST_AUTO_TEST_CASE(a_processor_with_on_flush_chosen_sees_each_sweep_and_the_final_flush_choose) {
+    for_each_schedule([](const sim::run_config& rc, bool) {
+        chooser p;
+        shard_config cfg = base_config();
+        cfg.scheduler.evict_after_ns = 0;
+        auto chosen = p.chosen;
+        auto log = p.log;
+        const sim::run_result r = sim::run(rc, [&](runtime& rt) {
+            auto channel = shard<runtime, chooser>::mailbox::bounded(rt, 64);
+            auto stats = std::make_shared<shard_stats<runtime>>(rt);
+            std::vector<shard<runtime, chooser>::mailbox::sender> senders;
+            senders.push_back(std::move(channel.first));
+            router_t route(rt, std::move(senders));
+            auto engine = rt.spawn("shard", [&rt, rx = std::move(channel.second), p, stats, cfg]() mutable {
+                run_shard(rt, std::move(rx), std::move(p), stats, cfg);
+            });
+            submit_ok(route, item::of(4));
+            for (int i = 0; i < 50 && log->evicted.empty(); ++i) rt.sleep_for(1 * ms);
+            submit_ok(route, item::of(5));
+            route.close();
+            engine.join();
+        });
+        BOOST_TEST_REQUIRE(r.ok(), why(r));
+        BOOST_TEST((*chosen == std::vector<std::pair<std::uint64_t, bool>>{{4, false}, {5, true}}),
+                   "key 4 is chosen by an idle sweep, key 5 by the final flush, each before its on_evict");
+        BOOST_TEST(log->evicted.size() == 2u);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(state_still_resident_at_shutdown_is_flushed_before_the_shard_exits) {
     for_each_schedule([](const sim::run_config& rc, bool) {
         recorder p;

@@ -38,6 +38,7 @@ std::optional<violation> check_shard_counters(const std::vector<shard_event>& lo
       case shard_event_kind::expired: ++t.expired; break;
       case shard_event_kind::flushed: ++t.flushed; break;
       case shard_event_kind::handed_back:
+      case shard_event_kind::flush_chosen:
       case shard_event_kind::flush_done:
       case shard_event_kind::shutdown:
       case shard_event_kind::shard_exited:

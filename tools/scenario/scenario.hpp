@@ -144,6 +144,7 @@ enum class shards_canary : std::uint8_t {
   release_id_at_dispatch,
   coalesced_uncounted,
   completed_counts_successes,
+  evict_busy_keys,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),

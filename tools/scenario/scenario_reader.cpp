@@ -124,6 +124,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"release_id_at_dispatch", shards_canary::release_id_at_dispatch},
       {"coalesced_uncounted", shards_canary::coalesced_uncounted},
       {"completed_counts_successes", shards_canary::completed_counts_successes},
+      {"evict_busy_keys", shards_canary::evict_busy_keys},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

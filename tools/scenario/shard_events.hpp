@@ -30,6 +30,7 @@ enum class shard_event_kind : std::uint8_t {
   completed,    ///< process() is returning (detail: its disposition; value: a kept state)
   expired,      ///< on_expired: shed past its deadline, in the mailbox or at dispatch
   coalesced,    ///< on_coalesced: suppressed as a retry of a live (key, request id)
+  flush_chosen, ///< the reactor took the key's state to flush (on_flush_chosen; value 1: the final flush)
   flushed,      ///< on_evict began (value: the state handed to it)
   flush_done,   ///< on_evict returned
   shutdown,     ///< the scenario's router was dropped (by a step, or after the workload)
@@ -70,6 +71,7 @@ constexpr std::string_view name_of(shard_event_kind k) {
     case shard_event_kind::completed: return "shards.completed";
     case shard_event_kind::expired: return "shards.expired";
     case shard_event_kind::coalesced: return "shards.coalesced";
+    case shard_event_kind::flush_chosen: return "shards.flush_chosen";
     case shard_event_kind::flushed: return "shards.flushed";
     case shard_event_kind::flush_done: return "shards.flush_done";
     case shard_event_kind::shutdown: return "shards.shutdown";
@@ -124,6 +126,9 @@ inline void write_fields(sim::trace& line, const shard_event& e) {
       break;
     case shard_event_kind::flush_done:
       line.field_u("key", e.key).field_u("shard", e.shard);
+      break;
+    case shard_event_kind::flush_chosen:
+      line.field_u("key", e.key).field_u("shard", e.shard).field("by", e.value != 0 ? "final_flush" : "idle_sweep");
       break;
     case shard_event_kind::shard_exited:
       line.field_u("shard", e.shard);

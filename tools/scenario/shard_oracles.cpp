@@ -297,6 +297,28 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
         }
         break;
       }
+      case K::flush_chosen: {
+        // The seed's evict: an idle sweep takes only keys that are idle — no
+        // item queued — and unused for evict_after. Judged at the choice
+        // itself (the reactor's on_flush_chosen), before the router's drop
+        // began: an item certainly admitted before now and not yet out was
+        // queued (a dispatched one would have made the key busy instead).
+        if (shutting_down) break;
+        const auto kept = last_kept_at.find(e.key);
+        if (kept != last_kept_at.end() && e.t - kept->second < s.evict_after_ns) {
+          report("eviction", where(e, n) + ": chosen by an idle sweep " + std::to_string(e.t - kept->second) +
+                                 "ns after its last kept result, before evict_after_ns " +
+                                 std::to_string(s.evict_after_ns));
+        }
+        for (const item_facts* f : shard_keys[e.shard][e.key]) {
+          if (f->handed_back || f->admitted_by >= n || f->out_at <= n) continue;
+          report("eviction", where(e, n) + ": chosen by an idle sweep while item " + str(f->identity.item) +
+                                 " of the key was queued (admitted by event #" + str(f->admitted_by) +
+                                 ", not yet dispatched): only an idle key, with nothing queued, is flushed");
+          break;
+        }
+        break;
+      }
       case K::flushed: {
         const auto kept = last_kept_at.find(e.key);
         if (!shutting_down && kept != last_kept_at.end() && e.t - kept->second < s.evict_after_ns) {

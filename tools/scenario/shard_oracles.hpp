@@ -44,9 +44,13 @@
 //                  original's process() returns, not when it is dispatched).
 //   eviction       an idle sweep flushes a key only once evict_after_ns has
 //                  passed since the key's last kept result (the seed's
-//                  `evict`: idle and unused for evict_after); every flush
-//                  logged before the router's drop began is a sweep's (the
-//                  final flush comes after it, at any age);
+//                  `evict`: idle and unused for evict_after), judged both
+//                  where the reactor chose it (flush_chosen, the processor's
+//                  optional on_flush_chosen hook) and where on_evict began,
+//                  and only a key with nothing queued: no item certainly
+//                  admitted and not yet out when the sweep chose it; every
+//                  choice and flush logged before the router's drop began is
+//                  a sweep's (the final flush comes after it, at any age);
 //   backpressure   submit() never hands work back as full: it waits for room
 //                  in the mailbox (only try_submit() may refuse a full one);
 //                  and no submit is refused as closed before the router's

@@ -174,6 +174,15 @@ struct processor {
     e.kind = shard_event_kind::flush_done;
     st->log.record(e);
   }
+  // The reactor took the key's state to flush: an idle sweep, or the final flush.
+  void on_flush_chosen(const std::uint64_t& key, bool final) {
+    shard_event e;
+    e.kind = shard_event_kind::flush_chosen;
+    e.key = key;
+    e.shard = shard;
+    e.value = final ? 1 : 0;
+    st->log.record(e);
+  }
   void on_coalesced(const std::uint64_t&, shard_item it) {
     st->log.record(about(shard_event_kind::coalesced, it, shard));
   }
@@ -212,6 +221,7 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::release_id_at_dispatch: cfg.canary.release_id_at_dispatch = true; break;
     case shards_canary::coalesced_uncounted: cfg.canary.coalesced_uncounted = true; break;
     case shards_canary::completed_counts_successes: cfg.canary.completed_counts_successes = true; break;
+    case shards_canary::evict_busy_keys: cfg.canary.scheduler.evict_busy_keys = true; break;
     case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
     case shards_canary::submit_never_waits:
     case shards_canary::try_submit_next_shard:

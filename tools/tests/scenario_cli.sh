@@ -159,7 +159,7 @@ for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_exp
   full_reported_closed:backpressure clean_error_not_failed:counters panic_uncounted:counters \
   expiry_uncounted:counters started_before_coalescing:counters final_flush_uncounted:counters \
   queue_wait_absolute:counters release_id_at_dispatch:request_ids refile_to_front_budget3:fairness \
-  coalesced_uncounted:counters completed_counts_successes:counters; do
+  coalesced_uncounted:counters completed_counts_successes:counters evict_busy_keys:eviction; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"

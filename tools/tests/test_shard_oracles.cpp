@@ -439,3 +439,38 @@ BOOST_AUTO_TEST_CASE(placement_catches_an_item_on_another_shard_than_shard_of_na
   late[2].shard = 1;
   expect_caught(check(late, settings({"placement"})), "placement", "item 3 reached shard 1");
 }
+
+BOOST_AUTO_TEST_CASE(eviction_catches_a_sweep_that_chooses_a_key_with_work_queued) {
+  // Key 1 kept state; its item 2 is proven admitted (key 2's class-1 item 3,
+  // sent after it by the same actor, is out); a sweep then chooses key 1.
+  shard_event chosen = flush(K::flush_chosen, 1);
+  chosen.t = 100;
+  const std::vector<shard_event> prefix = {ev(K::submitted, 1, 1, 0),
+                                           seen(ev(K::dispatched, 1, 1, 0), std::nullopt),
+                                           kept(1, 1, 0, 1),
+                                           ev(K::submitted, 2, 1, 1),
+                                           ev(K::submitted, 3, 2, 2, 1),
+                                           seen(ev(K::dispatched, 3, 2, 2, 1), std::nullopt)};
+  shard_oracle_settings mid = settings({"eviction"});
+  mid.end_of_run = false;
+  auto busy = prefix;
+  busy.push_back(chosen);
+  expect_caught(check(busy, mid), "eviction",
+                "key 1 at t=100ns (event #6): chosen by an idle sweep while item 2 of the key was queued");
+  // Item 2 dispatched before the choice: the key was not idle-with-work then.
+  auto idle = prefix;
+  idle.push_back(seen(ev(K::dispatched, 2, 1, 1), 1));
+  idle.push_back(kept(2, 1, 1, 2));
+  idle.push_back(chosen);
+  BOOST_TEST(!check(idle, mid).has_value());
+  // Not proven admitted (nothing the actor sent later is out yet): not judged.
+  auto unproven = prefix;
+  unproven.pop_back();
+  unproven.push_back(chosen);
+  BOOST_TEST(!check(unproven, mid).has_value());
+  // After the router's drop began, a choice is the final flush's: not judged.
+  auto final_flush = prefix;
+  final_flush.push_back(bare(K::shutdown));
+  final_flush.push_back(chosen);
+  BOOST_TEST(!check(final_flush, mid).has_value());
+}
