@@ -34,6 +34,7 @@ enum class bug : std::uint8_t {
   keep_retired_slot,               ///< a resolution leaves its slot in the table (scenario canary: servable)
   abandon_after_answer,            ///< a resolution also stores "abandoned" after an answer (scenario canary: same_value)
   count_answers_as_abandoned,      ///< abandoned_total() counts every resolution, answered or not (scenario canary: counters)
+  recycled_outcome,                ///< a key's next flight starts holding the last answer its key published (scenario canary: same_value)
 };
 
 template <class R, class K, class V, bug B>
@@ -120,6 +121,10 @@ class broken_flight {
     resolution(resolution&& o)
         : f_(o.f_), key_(o.key_), abandoned_(o.abandoned_), abandoned_value_(o.abandoned_value_), slot_(std::move(o.slot_)) {}
     void answer(V v) {
+      if (B == bug::recycled_outcome) {
+        std::lock_guard lock(f_.t_->mu);
+        f_.t_->last_answer.insert_or_assign(key_, v);  // the cell the key's next flight will start from
+      }
       slot_->publish(std::optional<V>(v));
       abandoned_.reset();
       slot_->emit(flight_event::answered);
@@ -164,6 +169,13 @@ class broken_flight {
     bool leader = false;
     if (it == t_->inflight.end()) {
       it = t_->inflight.emplace(key, std::make_shared<slot>(t_->rt, key, ++t_->next_id, t_->obs)).first;
+      if (B == bug::recycled_outcome) {
+        // The flaw: a recycled outcome cell is not cleared, so the fresh
+        // flight's waiters read the key's last answer before its worker runs.
+        if (const auto last = t_->last_answer.find(key); last != t_->last_answer.end()) {
+          it->second->publish(std::optional<V>(last->second));
+        }
+      }
       leader = true;
       it->second->emit(flight_event::started);
     }
@@ -200,6 +212,7 @@ class broken_flight {
     std::map<K, std::shared_ptr<slot>> inflight;
     std::uint64_t next_id = 0;
     std::uint64_t abandoned = 0;
+    std::map<K, V> last_answer;  // recycled_outcome: each key's last published answer
     std::shared_ptr<const observer> obs;
   };
   std::shared_ptr<table> t_;

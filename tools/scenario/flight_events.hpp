@@ -22,7 +22,7 @@ namespace lockstep::scenario {
 enum class flight_event_kind : std::uint8_t {
   joined,     ///< join() returned (leader: this waiter must start the work; called_at: log size when it was called)
   led,        ///< the leader's worker started
-  published,  ///< the worker's begin_publishing() returned true
+  published,  ///< the worker's begin_publishing() returned true (answer, value: what it then answers)
   cancelled,  ///< the table's last waiter left before publication (the table's observer)
   answered,   ///< a waiter's wait() returned (outcome, value)
   left,       ///< a waiter's fiber was cancelled after its join: it dropped its share
@@ -42,8 +42,8 @@ struct flight_event {
   std::uint64_t waiter = 0;    ///< joined, answered, left: run-wide waiter number (from 1)
   bool leader = false;         ///< joined
   std::uint64_t called_at = 0; ///< joined: how many events the log held when join() was called
-  flight_answer answer = flight_answer::ok;  ///< answered
-  std::uint64_t value = 0;     ///< answered (ok, error)
+  flight_answer answer = flight_answer::ok;  ///< answered, published
+  std::uint64_t value = 0;     ///< answered (ok, error), published
 };
 
 constexpr std::string_view name_of(flight_event_kind k) {
@@ -83,6 +83,9 @@ inline void write_fields(sim::trace& line, const flight_event& e) {
       break;
     case flight_event_kind::left:
       line.field_u("waiter", e.waiter);
+      break;
+    case flight_event_kind::published:
+      line.field("answer", name_of(e.answer)).field_u("value", e.value);
       break;
     default:
       break;

@@ -15,6 +15,8 @@ struct flight_story {
   std::size_t closed_at = SIZE_MAX;  // index of its cancelled or retired event
   std::size_t led_at = SIZE_MAX;     // index of its leader's joined event
   flight_answer answer = flight_answer::ok;
+  flight_answer published_answer = flight_answer::ok;  // what its worker answers, logged as publication began
+  std::uint64_t published_value = 0;
   std::uint64_t value = 0;
 };
 
@@ -85,6 +87,8 @@ std::optional<violation> check_flight_log(const std::vector<flight_event>& log, 
         if (f.cancelled && on(settings, "cancel_publish"))
           return violation{"cancel_publish", "publication began after the flight was cancelled: " + at};
         f.published = true;
+        f.published_answer = e.answer;
+        f.published_value = e.value;
         break;
       case flight_event_kind::cancelled:
         if (f.published && on(settings, "cancel_publish"))
@@ -93,6 +97,21 @@ std::optional<violation> check_flight_log(const std::vector<flight_event>& log, 
         if (f.closed_at == SIZE_MAX) f.closed_at = i;
         break;
       case flight_event_kind::answered: {
+        // The flight's one outcome is what its worker answered: an answer (not
+        // "abandoned") read from a flight is the one its worker published, and
+        // publication is logged before the answer is sent.
+        if (e.answer != flight_answer::abandoned && on(settings, "same_value")) {
+          if (!f.published) {
+            return violation{"same_value", "waiter " + std::to_string(e.waiter) + " read " + shown(e.answer, e.value) +
+                                               " from flight " + std::to_string(e.flight) +
+                                               ", whose worker had published nothing: " + at};
+          }
+          if (f.published_answer != e.answer || f.published_value != e.value) {
+            return violation{"same_value", "waiter " + std::to_string(e.waiter) + " read " + shown(e.answer, e.value) +
+                                               ", but flight " + std::to_string(e.flight) + "'s worker published " +
+                                               shown(f.published_answer, f.published_value) + ": " + at};
+          }
+        }
         // Cancellation is the last waiter leaving: nobody is left to read anything.
         if (f.cancelled && on(settings, "cancel_publish")) {
           return violation{"cancel_publish", "waiter " + std::to_string(e.waiter) + " read " + shown(e.answer, e.value) +

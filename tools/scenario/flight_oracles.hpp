@@ -7,7 +7,11 @@
 //   cancel_publish  no publication after a cancellation and no cancellation
 //                   after publication began; no waiter reads anything from a
 //                   flight cancelled while it still waited;
-//   same_value      every waiter that read an answer from one flight read
+//   same_value      an answer a waiter reads (not "abandoned") is the one its
+//                   flight's worker published (the published event carries
+//                   what the worker then answers): never one from a flight
+//                   that published nothing; and every waiter that read an
+//                   answer from one flight read
 //                   the same one;
 //   servable        a join called after a flight was cancelled or retired
 //                   (after a panic, say) never joins that flight: the key

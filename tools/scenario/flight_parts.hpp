@@ -198,10 +198,14 @@ void start_worker(Rt& rt, const scenario& s, const std::shared_ptr<shared_state<
         if (what == worker_outcome::stops_early) {
           // Gives up without an outcome: the resolution answers "abandoned".
         } else if (work->begin_publishing()) {
-          st->log.record(about(flight_event_kind::published, key, id));
-          rt.yield_now();  // a waiter leaving now finds the publication begun and lets it finish
           const std::uint64_t v = rule && rule->answer ? *rule->answer : id;
-          r.answer(outcome{what == worker_outcome::error ? flight_answer::error : flight_answer::ok, v});
+          const flight_answer kind = what == worker_outcome::error ? flight_answer::error : flight_answer::ok;
+          flight_event published = about(flight_event_kind::published, key, id);
+          published.answer = kind;  // what it is about to answer: the flight's one outcome
+          published.value = v;
+          st->log.record(published);
+          rt.yield_now();  // a waiter leaving now finds the publication begun and lets it finish
+          r.answer(outcome{kind, v});
           answered = true;
           rt.yield_now();  // joins and waiters may run between the answer and the retirement
 

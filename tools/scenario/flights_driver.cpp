@@ -181,6 +181,7 @@ void run_flights_scenario(Rt& rt, const scenario& s) {
     case flight_canary::keep_retired_slot: drive<Rt, broken<Rt, bug::keep_retired_slot>>(rt, s); break;
     case flight_canary::abandon_after_answer: drive<Rt, broken<Rt, bug::abandon_after_answer>>(rt, s); break;
     case flight_canary::count_answers_as_abandoned: drive<Rt, broken<Rt, bug::count_answers_as_abandoned>>(rt, s); break;
+    case flight_canary::recycled_outcome: drive<Rt, broken<Rt, bug::recycled_outcome>>(rt, s); break;
   }
 }
 

@@ -171,6 +171,7 @@ enum class flight_canary : std::uint8_t {
   keep_retired_slot,
   abandon_after_answer,
   count_answers_as_abandoned,
+  recycled_outcome,
 };
 
 /// The single-flight table (engine/single_flight.hpp); it has no settings of its own.

@@ -255,6 +255,7 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "keep_retired_slot") f.canary = flight_canary::keep_retired_slot;
     if (canary == "abandon_after_answer") f.canary = flight_canary::abandon_after_answer;
     if (canary == "count_answers_as_abandoned") f.canary = flight_canary::count_answers_as_abandoned;
+    if (canary == "recycled_outcome") f.canary = flight_canary::recycled_outcome;
     s.single_flight = f;
   }
   if (sys.contains("wiring")) {

@@ -172,6 +172,9 @@ for pair in clean_error_not_failed:failed panic_uncounted:panicked expiry_uncoun
   expect "canary_shards_${bug}_names_$counter" 1 "shard 0 at exit: $counter is" -- \
     "$L" run "$S/canaries/shards_$bug.json" --seed 1
 done
+expect canary_flight_recycled_outcome 1 "oracle 'same_value' failed" -- \
+  "$L" explore "$S/canaries/flight_recycled_outcome.json" --seeds 50 --record fro.json
+grep -qF "whose worker had published nothing" out || fail "the stale answer is not named"
 expect canary_flight_count_answers_as_abandoned 1 "oracle 'counters' failed" -- \
   "$L" explore "$S/canaries/flight_count_answers_as_abandoned.json" --seeds 200 --record fa.json
 grep -qF "abandoned_total() is" out || fail "the flight counters canary is not caught by abandoned_total"
@@ -342,7 +345,7 @@ fmk() {  # fmk FILE PYTHON: a copy of $fbase edited by PYTHON
 fmk f_unknown.json 'd["system"]["single_flight"]["ttl"]=1'
 expect bad_flight_unknown_field 2 "f_unknown.json: /system/single_flight/ttl: expected one of canary (unknown field)" -- "$L" run f_unknown.json
 fmk f_canary.json 'd["system"]["single_flight"]["canary"]="lossy"'
-expect bad_flight_canary 2 'f_canary.json: /system/single_flight/canary: expected one of "none", "send_skips_without_subscribers", "decrement_outside_lock", "removal_without_identity_check", "keep_retired_slot", "abandon_after_answer", "count_answers_as_abandoned", found "lossy"' -- "$L" run f_canary.json
+expect bad_flight_canary 2 'f_canary.json: /system/single_flight/canary: expected one of "none", "send_skips_without_subscribers", "decrement_outside_lock", "removal_without_identity_check", "keep_retired_slot", "abandon_after_answer", "count_answers_as_abandoned", "recycled_outcome", found "lossy"' -- "$L" run f_canary.json
 fmk f_outcome.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"key":1},"outcome":"error_clean"}]'
 expect bad_worker_outcome 2 'f_outcome.json: /behaviour/worker/outcomes/0/outcome: expected one of "ok", "error", "panic", "stops_early", found "error_clean"' -- "$L" run f_outcome.json
 fmk f_percent.json 'd["behaviour"]["worker"]["outcomes"]=[{"when":{"percent":101},"outcome":"panic"}]'

@@ -50,6 +50,13 @@ flight_event left(std::uint64_t key, std::uint64_t flight, std::uint64_t waiter)
   return e;
 }
 
+flight_event published(std::uint64_t key, std::uint64_t flight, flight_answer a, std::uint64_t v) {
+  flight_event e = ev(K::published, key, flight);
+  e.answer = a;
+  e.value = v;
+  return e;
+}
+
 /// Key 1: flight 1 led by waiter 1, joined by waiter 2, answers 7 to both;
 /// then flight 2, whose only waiter leaves and which is cancelled; then
 /// waiter 4 leads a fresh flight 3, whose worker panics.
@@ -57,7 +64,7 @@ std::vector<flight_event> clean_log() {
   return {joined(1, 1, 1, true, 0),                        // 0
           ev(K::led, 1, 1),                                // 1
           joined(1, 1, 2, false, 1),                       // 2
-          ev(K::published, 1, 1),                          // 3
+          published(1, 1, flight_answer::ok, 7),           // 3
           answered(1, 1, 1, flight_answer::ok, 7),         // 4
           answered(1, 1, 2, flight_answer::ok, 7),         // 5
           ev(K::retired, 1, 1),                            // 6
@@ -139,9 +146,16 @@ BOOST_AUTO_TEST_CASE(cancel_publish_catches_each_order) {
 BOOST_AUTO_TEST_CASE(same_value_catches_two_answers_of_one_flight) {
   auto log = clean_log();
   log[5] = answered(1, 1, 2, flight_answer::ok, 8);
-  expect_violation(log, "same_value", "waiter 2 read ok:8, another waiter of the flight read ok:7: key 1, flight 1");
+  expect_violation(log, "same_value", "waiter 2 read ok:8, but flight 1's worker published ok:7: key 1, flight 1");
   log[5] = answered(1, 1, 2, flight_answer::error, 7);
-  expect_violation(log, "same_value", "waiter 2 read error:7");
+  expect_violation(log, "same_value", "waiter 2 read error:7, but flight 1's worker published ok:7");
+  // An answer and an abandonment from one flight (the worker was cancelled after it published).
+  log[5] = answered(1, 1, 2, flight_answer::abandoned, 0);
+  expect_violation(log, "same_value", "waiter 2 read abandoned, another waiter of the flight read ok:7: key 1, flight 1");
+  // An answer from a flight whose worker never began publishing (a stale outcome cell).
+  log = clean_log();
+  log.erase(log.begin() + 3);
+  expect_violation(log, "same_value", "waiter 1 read ok:7 from flight 1, whose worker had published nothing");
 }
 
 BOOST_AUTO_TEST_CASE(servable_catches_a_join_of_a_retired_or_cancelled_flight) {
