@@ -58,10 +58,12 @@ struct item {
 /// scenario canaries); GuardKeepsEntry gives each lane an exit guard that
 /// reports lane_closed but leaves the lane's entry in the map, so after a
 /// lane ends (an escaped consumer panic) its dead sender black-holes every
-/// later item of the key — the bug velo's LaneExitGuard exists to prevent.
+/// later item of the key — the bug velo's LaneExitGuard exists to prevent;
+/// LaneCountOnlyGrows answers lane_count() from a counter of lanes opened
+/// that nothing lowers when a lane reaps or ends (a cached metric gone stale).
 /// With no flaw it is the real algorithm.
 template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue, bool ReplaceLaneOnRoute = false,
-          bool GuardKeepsEntry = false>
+          bool GuardKeepsEntry = false, bool LaneCountOnlyGrows = false>
 class canary_router {
   using consumer_fn = std::function<void(Item)>;
   using config_t = lane_router_config<std::uint64_t>;
@@ -140,11 +142,13 @@ class canary_router {
 
   std::size_t lane_count() {
     std::lock_guard<runtime::mutex> hold(map_->mu);
+    if constexpr (LaneCountOnlyGrows) return opened_;  // the flaw: reaped and ended lanes still count
     return map_->lanes.size();
   }
 
  private:
   typename map_t::table::iterator open_lane(std::uint64_t key) {
+    ++opened_;
     auto [tx, rx] = runtime::channel<Item>::unbounded(rt_);
     auto state = std::make_shared<state_t>(rt_);
     if (cfg_.observer) cfg_.observer->lane_created();
@@ -170,6 +174,7 @@ class canary_router {
   std::shared_ptr<map_t> map_;
   std::shared_ptr<const consumer_fn> consumer_;
   config_t cfg_;
+  std::size_t opened_ = 0;  // lanes opened, under map_->mu (LaneCountOnlyGrows)
 };
 
 // --- the canary consumer wrapper ------------------------------------------------

@@ -339,6 +339,9 @@ void with_router(const scenario& s, F&& f) {
     if (c == lanes_canary::exit_guard_keeps_entry) {
       f.template operator()<canary_router<item, false, false, false, true>>();
     }
+    if (c == lanes_canary::lane_count_only_grows) {
+      f.template operator()<canary_router<item, false, false, false, false, true>>();
+    }
   } else {
     throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
   }

@@ -104,6 +104,7 @@ enum class lanes_canary : std::uint8_t {
   consumer_loses_after_panic,
   consumer_reorders_after_panic,
   exit_guard_keeps_entry,
+  lane_count_only_grows,
 };
 
 /// A consumer canary runs on the real router: only the wrapper is broken.

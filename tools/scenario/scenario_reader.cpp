@@ -241,6 +241,7 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "decrement_at_dequeue") lanes.canary = lanes_canary::decrement_at_dequeue;
     if (canary == "replace_lane_on_route") lanes.canary = lanes_canary::replace_lane_on_route;
     if (canary == "exit_guard_keeps_entry") lanes.canary = lanes_canary::exit_guard_keeps_entry;
+    if (canary == "lane_count_only_grows") lanes.canary = lanes_canary::lane_count_only_grows;
     if (canary == "consumer_loses_after_panic") lanes.canary = lanes_canary::consumer_loses_after_panic;
     if (canary == "consumer_reorders_after_panic") lanes.canary = lanes_canary::consumer_reorders_after_panic;
     s.lanes = lanes;

@@ -80,6 +80,8 @@ expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
 expect canary_decrement_at_dequeue_depth 1 "oracle 'capacity' failed" -- \
   "$L" explore "$S/canaries/lanes_decrement_at_dequeue_depth.json" --seeds 50 --record dqd.json
 grep -qF "route() reported depth 0" out || fail "the understated depth is not named"
+expect canary_lane_count_only_grows 1 "lane_count() is 2 once the run settled" -- \
+  "$L" explore "$S/canaries/lanes_lane_count_only_grows.json" --seeds 50 --record lcg.json
 expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
 grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"
