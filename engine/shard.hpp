@@ -64,6 +64,7 @@ struct shard_canary {
     bool release_id_at_dispatch = false;    ///< free a request id for coalescing when its item dispatches, not completes
     bool coalesced_uncounted = false;       ///< hand a duplicate to on_coalesced without counting it
     bool completed_counts_successes = false; ///< count only calls that succeeded as completed
+    bool publish_before_flushes_end = false; ///< publish the last stats as the final flush starts, not once it ends
     scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
@@ -147,6 +148,9 @@ public:
                     }
                     report_notes();
                     start_flushes();
+                    if (cfg_.canary.publish_before_flushes_end) {
+                        publish();  // the canary: the write-backs are still out
+                    }
                 }
                 if (outstanding_ == 0) {
                     break;
@@ -157,7 +161,9 @@ public:
                 now = rt_.now();
             }
         }
-        publish();
+        if (!cfg_.canary.publish_before_flushes_end) {
+            publish();
+        }
     }
 
 private:

@@ -146,6 +146,7 @@ enum class shards_canary : std::uint8_t {
   coalesced_uncounted,
   completed_counts_successes,
   evict_busy_keys,
+  publish_before_flushes_end,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),

@@ -125,6 +125,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"coalesced_uncounted", shards_canary::coalesced_uncounted},
       {"completed_counts_successes", shards_canary::completed_counts_successes},
       {"evict_busy_keys", shards_canary::evict_busy_keys},
+      {"publish_before_flushes_end", shards_canary::publish_before_flushes_end},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;
