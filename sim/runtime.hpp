@@ -63,6 +63,10 @@ class runtime {
   // executor::yield_running). Like every await point, only on a fiber of a run.
   LOCKSTEP_ALWAYS_INLINE void yield_now() { executor::yield_running(); }
   std::uint64_t random() { return ex_.random(); }
+  /// Requests cancellation of fiber `id` (a no-op once it has ended), as
+  /// task::cancel() does for a fiber whose handle the caller does not hold —
+  /// tokio's JoinHandle::abort on a task spawned inside a component.
+  void cancel_fiber(std::uint64_t id) { ex_.cancel(static_cast<fiber_id>(id)); }
   /// Fibers ended by a lockstep::task_panic so far (engine/runtime.hpp).
   [[nodiscard]] std::uint64_t contained_task_panics() const { return ex_.contained_task_panics(); }
   [[noreturn]] void abort(std::string_view why) { throw run_aborted{std::string(why)}; }

@@ -27,6 +27,7 @@ enum class lane_event_kind : std::uint8_t {
   lane_closed,     ///< lane_observer::lane_closed on lane (key: the lane's items' key, or unknown_key)
   router_dropped,  ///< the scenario's router handle was dropped (by an actor, or after the workload)
   dropped,         ///< an admitted item was destroyed before any consumer took it (queued on a lane that ended)
+  cancel_lane,     ///< a cancel_lane step asked the key's lane (lane: its fiber; 0: the key had none) to end
 };
 
 inline constexpr std::uint64_t unknown_key = UINT64_MAX;
@@ -46,9 +47,11 @@ struct lane_event {
   std::optional<std::uint64_t> capacity = std::nullopt;
   /// handled: what the consumer call did (an error or a panic it contained).
   consumer_outcome outcome = consumer_outcome::ok;
-  /// handled: the panic escaped the consumer and ends its lane
-  /// (behaviour.consumer.escaped_panic "ends_lane").
+  /// handled: the call ended its lane — its panic escaped the consumer
+  /// (behaviour.consumer.escaped_panic "ends_lane") or the lane was
+  /// cancelled mid-call (a cancel_lane step).
   bool escaped = false;
+  bool cancelled = false;
   /// routed, refused, unrouted, dropped: when the actor called route() (not
   /// written to the trace line: the step that made the item fixes it).
   std::int64_t sent_ns = 0;
@@ -74,6 +77,7 @@ constexpr std::string_view name_of(lane_event_kind k) {
     case lane_event_kind::lane_closed: return "lanes.lane_closed";
     case lane_event_kind::router_dropped: return "lanes.router_dropped";
     case lane_event_kind::dropped: return "lanes.dropped";
+    case lane_event_kind::cancel_lane: return "lanes.cancel_lane";
   }
   return "lanes.?";
 }
@@ -105,6 +109,10 @@ inline void write_fields(sim::trace& line, const lane_event& e) {
       // Only a failed call says so: a file without consumer outcomes keeps its trace bytes.
       if (e.outcome != consumer_outcome::ok) line.field("outcome", name_of(e.outcome));
       if (e.escaped) line.field("escaped", "ends_lane");
+      if (e.cancelled) line.field("cancelled", "ends_lane");
+      break;
+    case lane_event_kind::cancel_lane:
+      line.field_u("lane", e.lane);
       break;
     case lane_event_kind::lane_closed:
       line.field_u("lane", e.lane);

@@ -201,7 +201,7 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         if (in_consumer[e.key] > 0) --in_consumer[e.key];
         if (unfinished[e.key] > 0) --unfinished[e.key];
         open_items[e.key].erase(e.item);
-        if (e.escaped) {
+        if (e.escaped || e.cancelled) {
           escaped_on.try_emplace(e.lane, e.key);  // the lane ends: lane_survives does not apply
         } else if (e.outcome != consumer_outcome::ok) {
           failed_on.try_emplace(e.lane, e.item, e.outcome);
@@ -234,11 +234,12 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         }
         if (closes == escape_closes.end()) {
           report("no_black_hole", where(e, n) + ": item " + str(e.item) +
-                                      " was dropped unhandled, but no lane of its key ended by an escaped panic");
+                                      " was dropped unhandled, but no lane of its key ended by an escaped panic " +
+                                      "or a cancellation");
         } else if (!covered) {
           report("no_black_hole", where(e, n) + ": item " + str(e.item) + ", routed at t=" +
                                       std::to_string(e.sent_ns) + "ns, after the key's lane ended by an escaped " +
-                                      "panic closed at t=" + std::to_string(closes->second.back()) +
+                                      "panic or a cancellation closed at t=" + std::to_string(closes->second.back()) +
                                       "ns, was dropped: a dead lane swallowed it");
         }
         break;
@@ -287,6 +288,11 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
       }
       case lane_event_kind::router_dropped:
         dropped = true;
+        break;
+      case lane_event_kind::cancel_lane:
+        // Cancelled mid-call or idle, the lane ends (unless it already had):
+        // what its channel held when it closes may be dropped with it.
+        if (e.lane != 0) escaped_on.try_emplace(e.lane, e.key);
         break;
     }
   }

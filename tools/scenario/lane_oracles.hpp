@@ -26,8 +26,9 @@
 //   no_black_hole     velo's LaneExitGuard: a lane that ends leaves the map
 //                     before it drops what it still held, so an item may be
 //                     dropped unhandled only if its key's lane ended by an
-//                     escaped panic and the item's route() began no later
-//                     than that lane closed; one routed after went to a dead
+//                     escaped panic or a cancellation (a cancel_lane step)
+//                     and the item's route() began no later than that lane
+//                     closed; one routed after went to a dead
 //                     lane's sender ("silently black-holing every subsequent
 //                     item for the key"). exactly_once counts a dropped item
 //                     as ended, and refuses a drop of an item never admitted

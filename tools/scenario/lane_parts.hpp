@@ -63,6 +63,7 @@ struct shared_state {
   state_lock<Rt> mu;
   std::map<std::uint64_t, std::uint64_t> routing;   // fiber -> key it is routing (lane_created has no key)
   std::map<std::uint64_t, std::uint64_t> lane_key;  // lane fiber -> the key of its items
+  std::map<std::uint64_t, std::uint64_t> key_lane;  // key -> the lane fiber that began its latest item
   std::uint64_t next_id = 0;                        // run-wide item ids, in route order
   counter<Rt> admitted{0}, handled{0}, created{0}, closed{0};
   counter<Rt> dropped{0};  // admitted items destroyed before a consumer took them (drop_watch)
@@ -205,12 +206,13 @@ bool route_logged(Rt& rt, shared_state<Rt>& st, std::shared_ptr<Router> handle, 
 }
 
 /// The item a route step sends: with a drop_watch that logs a `dropped`
-/// event where escaped consumer panics end lanes (none otherwise).
+/// event where lanes can end with work (escaped consumer panics, cancel_lane
+/// steps; none otherwise).
 template <class Rt>
 item make_item(const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, std::uint64_t key,
                std::uint64_t producer, std::uint64_t seq, std::uint64_t id) {
   item it{{key, producer, seq, id}, nullptr};
-  if (!s.consumer_escape_ends_lane) return it;
+  if (!s.consumer_escape_ends_lane && !s.cancels_lanes) return it;
   it.watch = std::make_shared<drop_watch>();
   it.watch->on_drop = [st, key, producer, seq, id](std::int64_t sent_ns) noexcept {
     ++st->dropped;
@@ -270,6 +272,7 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
   {
     const std::lock_guard hold(st.mu);
     st.lane_key.try_emplace(lane, it.key);
+    st.key_lane.insert_or_assign(it.key, lane);
   }
   if (it.watch) it.watch->taken = true;
   st.log.record({lane_event_kind::handle_begin, 0, it.key, it.id, it.producer, it.seq, lane, 0});
@@ -285,6 +288,14 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
     done.outcome = what;
     if (what == consumer_outcome::panic) throw consumer_panic();
     if (what == consumer_outcome::ok) body(it);
+  } catch (const fiber_cancelled&) {
+    // The lane was cancelled mid-call (a cancel_lane step): the call ends here
+    // and so does the lane. It counts as handled, as an escaped panic does.
+    done.cancelled = true;
+    ++st.handled;
+    st.moved.changed();
+    st.log.record(done);
+    throw;
   } catch (const consumer_panic&) {
     if (!s.consumer_contains && !s.consumer_escape_ends_lane) throw;  // escapes into the lane and fails the run
     if (!s.consumer_contains) {

@@ -75,6 +75,22 @@ void drive(Rt& rt, const scenario& s) {
                       " at t=" + std::to_string(st->log.now()) + "ns, the file expects " + std::to_string(stp.observed));
             break;
           }
+          case step::kind::cancel_lane: {
+            const std::uint64_t after = draw(rt, stp.after_ns);
+            if (after > 0) rt.sleep_for(static_cast<std::int64_t>(after));
+            const std::uint64_t key = draw(rt, stp.key);
+            lane_event e{lane_event_kind::cancel_lane, 0, key, 0, a, 0, 0, 0};
+            {
+              const std::lock_guard hold(st->mu);
+              const auto it = st->key_lane.find(key);
+              if (it != st->key_lane.end()) e.lane = it->second;
+            }
+            st->log.record(e);
+            if constexpr (is_sim<Rt>) {
+              if (e.lane != 0) rt.cancel_fiber(e.lane);  // a no-op once that lane has ended
+            }
+            break;
+          }
           case step::kind::submit:
           case step::kind::try_submit:
           case step::kind::shutdown:

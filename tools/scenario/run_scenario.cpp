@@ -68,6 +68,15 @@ void check_threads_settings(const scenario& s) {
   auto refuse = [&](const std::string& pointer, const std::string& expected) {
     throw cli::input_error(s.source + ": " + pointer + ": expected " + expected);
   };
+  for (std::size_t a = 0; a < s.actors.size(); ++a) {
+    for (std::size_t n = 0; n < s.actors[a].steps.size(); ++n) {
+      if (s.actors[a].steps[n].what == step::kind::cancel_lane) {
+        refuse("/workload/actors/" + std::to_string(a) + "/steps/" + std::to_string(n) + "/cancel_lane",
+               "no cancel_lane step with --backend threads (it cancels a lane's fiber by id, which only the "
+               "simulator can): run this file on the simulator");
+      }
+    }
+  }
   if (s.expect) {
     refuse("/expect", "no exact expectations with --backend threads (they hold under the simulator's fifo "
                       "schedule only; real threads have no fixed schedule): run this file on the simulator");

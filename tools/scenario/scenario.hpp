@@ -33,13 +33,14 @@ struct key_spec {
 
 struct step {
   enum class kind : std::uint8_t {
-    route, sleep, drop_router, submit, try_submit, shutdown, join, leave, cancel_worker, observe, wait_until
+    route, sleep, drop_router, submit, try_submit, shutdown, join, leave, cancel_worker, observe, wait_until,
+    cancel_lane
   };
   /// observe: what the step reads now and compares with `observed`.
   enum class observable : std::uint8_t { lane_count, in_flight, shard_stat };
   kind what = kind::sleep;
-  key_spec key;               ///< route, submit, try_submit, join, cancel_worker
-  duration after_ns;          ///< cancel_worker: how long the step waits before it cancels (drawn)
+  key_spec key;               ///< route, submit, try_submit, join, cancel_worker, cancel_lane
+  duration after_ns;          ///< cancel_worker, cancel_lane: how long the step waits before it cancels (drawn)
   observable watch = observable::lane_count;  ///< observe, wait_until: lane_count(), in_flight() or a shard stat
   /// shard_stat: which published counter or gauge (shard_stat_names()), and of
   /// which shard (none: summed over every shard).
@@ -81,6 +82,7 @@ constexpr std::string_view name_of(step::kind k) {
     case step::kind::join: return "join";
     case step::kind::leave: return "leave";
     case step::kind::cancel_worker: return "cancel_worker";
+    case step::kind::cancel_lane: return "cancel_lane";
     case step::kind::observe: return "observe";
     case step::kind::wait_until: return "wait_until";
   }
@@ -367,6 +369,8 @@ struct scenario {
   /// the router does next; false ("fails_run") fails the run as
   /// uncaught_exception.
   bool consumer_escape_ends_lane = false;
+  /// Some actor has a cancel_lane step (its lanes can end mid-item).
+  bool cancels_lanes = false;
   worker_behaviour worker;
   processor_behaviour processor;
   std::vector<actor> actors;

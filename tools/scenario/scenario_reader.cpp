@@ -369,6 +369,12 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
         out.what = step::kind::leave;
         out.join_id = st["leave"]["join"].get<std::string>();
         leaves.emplace_back(step_at + "/leave/join", out.join_id);
+      } else if (st.contains("cancel_lane")) {
+        const nlohmann::json& r = st["cancel_lane"];
+        out.what = step::kind::cancel_lane;
+        out.key = key_of(r["key"]);
+        if (r.contains("after_ns")) out.after_ns = duration_of(r["after_ns"], file, step_at + "/cancel_lane/after_ns");
+        s.cancels_lanes = true;
       } else if (st.contains("cancel_worker")) {
         const nlohmann::json& r = st["cancel_worker"];
         out.what = step::kind::cancel_worker;
@@ -423,7 +429,8 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
       } else {
         out.what = step::kind::drop_router;
       }
-      const bool lane_step = out.what == step::kind::route || out.what == step::kind::drop_router;
+      const bool lane_step = out.what == step::kind::route || out.what == step::kind::drop_router ||
+                             out.what == step::kind::cancel_lane;
       const bool shard_step = out.what == step::kind::submit || out.what == step::kind::try_submit ||
                               out.what == step::kind::shutdown;
       const bool flight_step =

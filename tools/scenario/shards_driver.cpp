@@ -208,6 +208,7 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
           case step::kind::join:
           case step::kind::leave:
           case step::kind::cancel_worker:
+          case step::kind::cancel_lane:
             break;  // the reader refuses other components' steps
         }
       }

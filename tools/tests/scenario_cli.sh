@@ -82,6 +82,13 @@ expect canary_decrement_at_dequeue_depth 1 "oracle 'capacity' failed" -- \
 grep -qF "route() reported depth 0" out || fail "the understated depth is not named"
 expect canary_lane_count_only_grows 1 "lane_count() is 2 once the run settled" -- \
   "$L" explore "$S/canaries/lanes_lane_count_only_grows.json" --seeds 50 --record lcg.json
+expect canary_exit_guard_keeps_entry_cancelled 1 "oracle 'no_black_hole' failed" -- \
+  "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry_cancelled.json" --seeds 50 --record egc.json
+expect cancel_lane_holds 0 "all 30 seeds held" -- "$L" explore "$S/lanes_cancel_lane_2cores.json" --seeds 30
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'].append({'cancel_lane': {'key': 1}}); json.dump(d,open('cl_shards.json','w'))" \
+  "$S/shards_backpressure_1core.json"
+expect bad_cancel_lane_on_shards 2 "/cancel_lane: expected a step on a component present in /system (cancel_lane needs /system/lanes), found no lanes" -- \
+  "$L" run cl_shards.json --seed 1
 expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
 grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"

@@ -40,6 +40,10 @@ for f in "$S"/*.json; do
     # A consumer panic that escapes its lane would end the process there.
     expect "refused_contain_false_$b" 2 "/behaviour/consumer/contain: expected true with --backend threads" -- \
       "$L" run "$f" --backend threads
+  elif grep -q '"cancel_lane"' "$f"; then
+    # Cancelling a lane's fiber by id is the simulator's alone.
+    expect "refused_cancel_lane_$b" 2 "/cancel_lane: expected no cancel_lane step with --backend threads" -- \
+      "$L" run "$f" --backend threads
   elif grep -q '"expect_failure"' "$f"; then
     # A threads failure ends the process: there is no verdict to turn round.
     expect "refused_expect_failure_$b" 2 "/expect_failure: expected no expect_failure with --backend threads" -- \
