@@ -145,14 +145,15 @@ struct driven {
 
 /// Runs a shard on core 0 beside `driver(rt, router[, stats])`, then closes the
 /// router and waits for the shard to drain (the seed's `drive`).
-template <class Driver>
-driven drive(const sim::run_config& rc, recorder processor, shard_config cfg, Driver driver,
+template <class Driver, class Proc = recorder>
+driven drive(const sim::run_config& rc, Proc processor, shard_config cfg, Driver driver,
              std::size_t capacity = 64) {
+    using mailbox = typename shard<runtime, Proc>::mailbox;
     driven out;
     out.run = sim::run(rc, [&](runtime& rt) {
-        auto channel = mailbox_t::bounded(rt, capacity);
+        auto channel = mailbox::bounded(rt, capacity);
         auto stats = std::make_shared<shard_stats<runtime>>(rt);
-        std::vector<mailbox_t::sender> senders;
+        std::vector<typename mailbox::sender> senders;
         senders.push_back(std::move(channel.first));
         router_t route(rt, std::move(senders));
         auto engine =
@@ -303,22 +304,12 @@ BOOST_AUTO_TEST_CASE(a_processor_with_on_flush_chosen_sees_each_sweep_and_the_fi
         cfg.scheduler.evict_after_ns = 0;
         auto chosen = p.chosen;
         auto log = p.log;
-        const sim::run_result r = sim::run(rc, [&](runtime& rt) {
-            auto channel = shard<runtime, chooser>::mailbox::bounded(rt, 64);
-            auto stats = std::make_shared<shard_stats<runtime>>(rt);
-            std::vector<shard<runtime, chooser>::mailbox::sender> senders;
-            senders.push_back(std::move(channel.first));
-            router_t route(rt, std::move(senders));
-            auto engine = rt.spawn("shard", [&rt, rx = std::move(channel.second), p, stats, cfg]() mutable {
-                run_shard(rt, std::move(rx), std::move(p), stats, cfg);
-            });
+        auto d = drive(rc, p, cfg, [log](runtime& rt, router_t& route) {
             submit_ok(route, item::of(4));
             for (int i = 0; i < 50 && log->evicted.empty(); ++i) rt.sleep_for(1 * ms);
             submit_ok(route, item::of(5));
-            route.close();
-            engine.join();
         });
-        BOOST_TEST_REQUIRE(r.ok(), why(r));
+        BOOST_TEST_REQUIRE(d.run.ok(), why(d.run));
         BOOST_TEST((*chosen == std::vector<std::pair<std::uint64_t, bool>>{{4, false}, {5, true}}),
                    "key 4 is chosen by an idle sweep, key 5 by the final flush, each before its on_evict");
         BOOST_TEST(log->evicted.size() == 2u);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -48,18 +49,19 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
   std::set<std::uint64_t> lost;                                  // items dropped unhandled
   std::map<std::uint64_t, std::uint64_t> escaped_on;             // lane -> key: its consumer's panic escaped
   std::map<std::uint64_t, std::vector<std::int64_t>> escape_closes;  // key -> when each escaped lane closed
-  struct route_info {
-    std::uint64_t actor, seq;
-    std::int64_t t;  // when its routed event was logged: route() had returned
-  };
-  std::map<std::uint64_t, route_info> route_of;  // item -> its routed event
   const bool judge_depth = on.count("capacity") != 0;
-  std::set<std::uint64_t> ever_handled;  // items whose consumer call returned somewhere in the log
-  if (judge_depth) {
-    for (const lane_event& e : log) {
-      if (e.kind == lane_event_kind::handled) ever_handled.insert(e.item);
+  // Items whose consumer call returned somewhere in the log: read once, the
+  // first time the depth rule needs it (a correct router rarely makes it).
+  std::optional<std::set<std::uint64_t>> ever_handled;
+  auto handled_somewhere = [&](std::uint64_t item) {
+    if (!ever_handled) {
+      ever_handled.emplace();
+      for (const lane_event& h : log) {
+        if (h.kind == lane_event_kind::handled) ever_handled->insert(h.item);
+      }
     }
-  }
+    return ever_handled->count(item) != 0;
+  };
   std::uint64_t created = 0, closed = 0;
   bool dropped = false;
 
@@ -120,10 +122,10 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         if (judge_depth && e.depth < open_items[e.key].size()) {
           std::uint64_t pending = 0;
           for (const std::uint64_t other : open_items[e.key]) {
-            const auto r = route_of.find(other);
-            if (r == route_of.end()) continue;  // its routed event is not logged yet: not proven admitted before
-            if (ever_handled.count(other) == 0) continue;  // lost or dropped: judged as such, not as a depth
-            const route_info& j = r->second;
+            const auto r = routed_at.find(other);
+            if (r == routed_at.end()) continue;  // its routed event is not logged yet: not proven admitted before
+            if (!handled_somewhere(other)) continue;  // lost or dropped: judged as such, not as a depth
+            const lane_event& j = log[r->second];  // logged once route() had returned
             pending += (j.actor == e.actor && j.seq < e.seq) || j.t < e.sent_ns ? 1 : 0;
           }
           if (e.depth < pending) {
@@ -132,7 +134,6 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
                                    " items of the key admitted before it was called were still unfinished");
           }
         }
-        route_of.try_emplace(e.item, route_info{e.actor, e.seq, e.t});
         count_in(e.item, e.key, e, n);
         break;
       }
