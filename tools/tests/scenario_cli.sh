@@ -82,6 +82,9 @@ expect canary_decrement_at_dequeue_depth 1 "oracle 'capacity' failed" -- \
 grep -qF "route() reported depth 0" out || fail "the understated depth is not named"
 expect canary_lane_count_only_grows 1 "lane_count() is 2 once the run settled" -- \
   "$L" explore "$S/canaries/lanes_lane_count_only_grows.json" --seeds 50 --record lcg.json
+expect canary_send_after_unlock_dropped 1 "oracle 'no_black_hole' failed" -- \
+  "$L" explore "$S/canaries/lanes_send_after_unlock_dropped.json" --seeds 200 --record sad.json
+grep -qF "no lane of its key ended by an escaped panic or a cancellation" out || fail "the uncaused drop is not named"
 expect canary_exit_guard_keeps_entry_cancelled 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry_cancelled.json" --seeds 50 --record egc.json
 expect cancel_lane_holds 0 "all 30 seeds held" -- "$L" explore "$S/lanes_cancel_lane_2cores.json" --seeds 30
