@@ -42,6 +42,7 @@ struct scheduler_canary {
     bool refile_to_front = false;   ///< a completed key jumps to the front of its ring
     bool evict_ignores_age = false; ///< the idle sweep flushes every idle resident key, however recently used
     bool evict_busy_keys = false;   ///< the idle sweep also flushes resident keys with queued items
+    bool shed_only_past_deadline = false; ///< next() sheds a head only after its deadline, dispatching one due at it
 };
 
 /// Limits of one scheduler; the number of classes is max_inflight.size().
@@ -150,7 +151,8 @@ public:
             ring.pop_front();
             entry& e = s->second;
             const item& head = *nodes_[e.head].value;
-            if (head.expires_at_ns && *head.expires_at_ns <= now_ns) {
+            if (head.expires_at_ns && (*head.expires_at_ns < now_ns ||
+                                       (*head.expires_at_ns == now_ns && !canary_.shed_only_past_deadline))) {
                 expired_.emplace_back(s->first, pop_head(e));
                 refile(s);
                 notes_ |= note_expired;

@@ -172,17 +172,18 @@ void drive(Rt& rt, const scenario& s) {
     shards_settled = shard_parts::wait_for_exit(rt, s, *sst);
   }
 
-  lane_parts::check_lane_oracles(rt, s, *lst);
-  lane_parts::check_lane_count(rt, *lst, lane_count);
+  // Every component's rules and counters, then the composition's own: the
+  // run fails with the first violation and names every other rule it breaks.
+  spec_verdict verdict;
+  verdict.add(lane_parts::lane_violations(s, *lst));
+  verdict.add(lane_parts::lane_count_violation(*lst, lane_count));
   if (table) {
-    flight_oracle_settings fo;
-    fo.enabled = s.oracles;
-    if (const auto v = check_flight_log(fst->log.events(), fo)) check(rt, false, v->oracle, v->message);
-    flight_parts::check_counters(rt, s, *fst, *table, flights_settled);
+    verdict.add(flight_parts::flight_violations(s, *fst));
+    verdict.add(flight_parts::counter_violation(s, *fst, *table, flights_settled));
   }
   if (shards) {
-    shard_parts::check_shard_oracles(rt, s, *sst, shards_settled);
-    shard_parts::check_counters(rt, s, *sst, *shards, shards_settled);
+    verdict.add(shard_parts::shard_violations(s, *sst, shards_settled));
+    verdict.add(shard_parts::counter_violation(s, *sst, *shards, shards_settled));
   }
   composed_oracle_settings co;
   co.lookup = table != nullptr;
@@ -191,7 +192,8 @@ void drive(Rt& rt, const scenario& s) {
   co.end_of_run = lanes_settled && flights_settled && shards_settled;
   const composed_logs logs{&lst->log.events(), table ? &fst->log.events() : nullptr,
                            shards ? &sst->log.events() : nullptr, &comp->log.events()};
-  if (const auto v = check_composed_logs(logs, co)) check(rt, false, v->oracle, v->message);
+  verdict.add(check_composed_logs(logs, co));
+  verdict.deliver(rt);
 
   // Judged as the budget ran out, not after the drop's settle.
   check_liveness(rt, unhandled == 0, "liveness",

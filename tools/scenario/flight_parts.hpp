@@ -22,7 +22,9 @@
 #include "tools/scenario/event_log.hpp"
 #include "tools/scenario/flight_canaries.hpp"
 #include "tools/scenario/flight_events.hpp"
+#include "tools/scenario/flight_oracles.hpp"
 #include "tools/scenario/scenario.hpp"
+#include "tools/scenario/spec_verdict.hpp"
 
 namespace lockstep::scenario::flight_parts {
 
@@ -242,16 +244,25 @@ void cancel_worker(shared_state<Rt>& st, key_type key) {
   t.cancel();
 }
 
+/// The flight rules' violations over the log, first in log order; once the
+/// liveness budget is spent a waiter still parked is hung, so the end-of-run
+/// rules are judged either way.
+template <class Rt>
+std::vector<violation> flight_violations(const scenario& s, shared_state<Rt>& st) {
+  flight_oracle_settings os;
+  os.enabled = s.oracles;
+  os.end_of_run = true;
+  return every_rule_broken(os, [&st](const flight_oracle_settings& o) { return check_flight_log(st.log.events(), o); });
+}
+
 /// The `counters` oracle (counter_oracles.hpp): once every waiter and worker
 /// ended, the table holds no flight and counts the log's abandonments.
 template <class Rt, class Flight>
-void check_counters(Rt& rt, const scenario& s, shared_state<Rt>& st, const Flight& f, bool settled) {
-  if (!settled || !s.checks("counters")) return;
+std::optional<violation> counter_violation(const scenario& s, shared_state<Rt>& st, const Flight& f, bool settled) {
+  if (!settled || !s.checks("counters")) return std::nullopt;
   std::optional<std::uint64_t> abandoned;
   if constexpr (requires { f.abandoned_total(); }) abandoned = f.abandoned_total();  // the canaries keep none
-  if (const auto v = check_flight_counters(st.log.events(), f.in_flight(), abandoned)) {
-    check(rt, false, v->oracle, v->message);
-  }
+  return check_flight_counters(st.log.events(), f.in_flight(), abandoned);
 }
 
 /// One waiter: joins `key`, starts the worker when it leads, then (after a

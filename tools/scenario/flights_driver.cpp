@@ -15,7 +15,6 @@
 #include "tools/scenario/flight_canaries.hpp"
 #include "tools/scenario/draws.hpp"
 #include "tools/scenario/flight_events.hpp"
-#include "tools/scenario/flight_oracles.hpp"
 #include "tools/scenario/flight_parts.hpp"
 #include "tools/scenario/run_board.hpp"
 
@@ -114,11 +113,10 @@ void drive(Rt& rt, const scenario& s) {
   board_phase(rt, "liveness: every waiter answered or gone, every worker done");
   const bool settled = settle(rt, st->moved, s.liveness_ns, [&] { return st->live == 0; });
 
-  flight_oracle_settings os;
-  os.enabled = s.oracles;
-  os.end_of_run = true;  // the budget is spent either way: a waiter still parked is hung
-  if (const auto v = check_flight_log(st->log.events(), os)) check(rt, false, v->oracle, v->message);
-  flight_parts::check_counters(rt, s, *st, f, settled);
+  spec_verdict verdict;
+  verdict.add(flight_parts::flight_violations(s, *st));
+  verdict.add(flight_parts::counter_violation(s, *st, f, settled));
+  verdict.deliver(rt);
   check_liveness(rt, settled, "liveness",
                       std::to_string(st->live) + " waiter or worker fibers still running " +
                           std::to_string(s.liveness_ns) + "ns after the workload");

@@ -60,10 +60,13 @@ struct item {
 /// lane ends (an escaped consumer panic) its dead sender black-holes every
 /// later item of the key — the bug velo's LaneExitGuard exists to prevent;
 /// LaneCountOnlyGrows answers lane_count() from a counter of lanes opened
-/// that nothing lowers when a lane reaps or ends (a cached metric gone stale).
+/// that nothing lowers when a lane reaps or ends (a cached metric gone stale);
+/// LaneHoldsMap gives each lane task a strong reference to the map (velo's
+/// lanes hold a Weak), a cycle — the map holds the lane's sender, the lane
+/// holds the map — so dropping the router closes no lane that is not reaped.
 /// With no flaw it is the real algorithm.
 template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue, bool ReplaceLaneOnRoute = false,
-          bool GuardKeepsEntry = false, bool LaneCountOnlyGrows = false>
+          bool GuardKeepsEntry = false, bool LaneCountOnlyGrows = false, bool LaneHoldsMap = false>
 class canary_router {
   using consumer_fn = std::function<void(Item)>;
   using config_t = lane_router_config<std::uint64_t>;
@@ -165,7 +168,12 @@ class canary_router {
     } else {
       auto task = std::make_unique<detail::lane_task<runtime, std::uint64_t, Item>>(
           rt_, key, std::move(rx), state, std::weak_ptr<map_t>(map_), consumer_, cfg_.idle_ttl_ns, cfg_.observer);
-      rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
+      if constexpr (LaneHoldsMap) {
+        // The flaw: the lane keeps the map, and with it its own sender, alive.
+        rt_.spawn_on(core, "lane", [task = std::move(task), map = map_] { task->run(); });
+      } else {
+        rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
+      }
     }
     return map_->lanes.emplace(key, detail::lane_entry<runtime, Item>{std::move(tx), std::move(state)}).first;
   }

@@ -318,7 +318,13 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
     }
   }
   if (dropped && created != closed) {
-    report("lanes_gone", str(created - closed) + " of " + str(created) + " lanes still open after the router was dropped");
+    std::string keys;  // the keys whose lanes the log saw created and not closed
+    for (const auto& [key, open] : open_lanes) {
+      if (open > 0) keys += (keys.empty() ? "" : ", ") + str(key);
+    }
+    report("lanes_gone", str(created - closed) + " of " + str(created) +
+                             " lanes still open after the router was dropped (keys " +
+                             (keys.empty() ? std::string("unknown") : keys) + ")");
   }
   return found;
 }

@@ -28,6 +28,7 @@
 #include "tools/scenario/lane_canaries.hpp"
 #include "tools/scenario/lane_events.hpp"
 #include "tools/scenario/lane_oracles.hpp"
+#include "tools/scenario/spec_verdict.hpp"
 
 namespace lockstep::scenario::lane_parts {
 
@@ -353,6 +354,9 @@ void with_router(const scenario& s, F&& f) {
     if (c == lanes_canary::lane_count_only_grows) {
       f.template operator()<canary_router<item, false, false, false, false, true>>();
     }
+    if (c == lanes_canary::lane_holds_map) {
+      f.template operator()<canary_router<item, false, false, false, false, false, true>>();
+    }
   } else {
     throw std::logic_error("the lane router's canaries run on the simulator only (check_threads_settings refuses them)");
   }
@@ -381,26 +385,23 @@ std::optional<lane_count_reading> settled_lane_count(const scenario& s, shared_s
 /// The `counters` oracle over the lane count settled_lane_count read,
 /// against the log as it stood then.
 template <class Rt>
-void check_lane_count(Rt& rt, shared_state<Rt>& st, const std::optional<lane_count_reading>& reading) {
-  if (!reading) return;
+std::optional<violation> lane_count_violation(shared_state<Rt>& st, const std::optional<lane_count_reading>& reading) {
+  if (!reading) return std::nullopt;
   const std::vector<lane_event>& all = st.log.events();
   const std::vector<lane_event> then(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
                                                                     std::min<std::uint64_t>(reading->log_size, all.size())));
-  if (const auto v = check_lane_counters(then, reading->lanes)) check(rt, false, v->oracle, v->message);
+  return check_lane_counters(then, reading->lanes);
 }
 
-/// Checks the lane oracles over the log; a violation ends the run.
+/// The lane rules' violations over the log (spec_verdict.hpp), first in log order.
 template <class Rt>
-void check_lane_oracles(Rt& rt, const scenario& s, shared_state<Rt>& st) {
+std::vector<violation> lane_violations(const scenario& s, shared_state<Rt>& st) {
   lane_oracle_settings os;
   os.capacity = s.lanes->capacity;
   os.enabled = s.oracles;
   os.any_route_capacity = s.any_route_capacity();
   os.reaps = s.lanes->idle_ttl_ns.has_value();
-  if (const auto v = check_lane_log(st.log.events(), os)) {
-    if (v->oracle == "liveness") check_liveness(rt, false, v->oracle, v->message);
-    check(rt, false, v->oracle, v->message);
-  }
+  return every_rule_broken(os, [&st](const lane_oracle_settings& o) { return check_lane_log(st.log.events(), o); });
 }
 
 }  // namespace lockstep::scenario::lane_parts

@@ -134,8 +134,10 @@ void drive(Rt& rt, const scenario& s) {
   router.drop(*st);
   settle(rt, st->moved, s.liveness_ns, [&] { return st->created == st->closed; });
 
-  lane_parts::check_lane_oracles(rt, s, *st);
-  lane_parts::check_lane_count(rt, *st, lane_count);
+  spec_verdict verdict;
+  verdict.add(lane_parts::lane_violations(s, *st));
+  verdict.add(lane_parts::lane_count_violation(*st, lane_count));
+  verdict.deliver(rt);
   check_liveness(rt, unhandled == 0, "liveness",
                  std::to_string(unhandled) + " admitted items still unhandled (no consumer call returned) " +
                      std::to_string(s.liveness_ns) + "ns after the workload");

@@ -107,6 +107,7 @@ enum class lanes_canary : std::uint8_t {
   consumer_reorders_after_panic,
   exit_guard_keeps_entry,
   lane_count_only_grows,
+  lane_holds_map,
 };
 
 /// A consumer canary runs on the real router: only the wrapper is broken.
@@ -149,6 +150,7 @@ enum class shards_canary : std::uint8_t {
   completed_counts_successes,
   evict_busy_keys,
   publish_before_flushes_end,
+  shed_only_past_deadline,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),
@@ -322,6 +324,23 @@ inline const std::vector<std::string>& flight_oracle_names() {
   static const std::vector<std::string> names = {"one_leader", "cancel_publish", "same_value", "servable",
                                                  "answered",   "counters"};
   return names;
+}
+
+/// A component's whole specification, as one oracle name: `spec_lanes`,
+/// `spec_shards` or `spec_flights` stands for every rule of that component
+/// above (its counters included), each judged over the one event log in log
+/// order. A file's default oracles are the spec of each component it holds
+/// (plus `delivery` when composed); naming a spec in `oracles` turns on all
+/// of its rules, and a violation is still reported under the rule it broke.
+struct component_spec {
+  const char* name;
+  const std::vector<std::string>& (*rules)();
+};
+
+inline const std::vector<component_spec>& component_specs() {
+  static const std::vector<component_spec> specs = {
+      {"spec_lanes", &lane_oracle_names}, {"spec_shards", &shard_oracle_names}, {"spec_flights", &flight_oracle_names}};
+  return specs;
 }
 
 /// How a composed system's lane consumer uses the other components, for each

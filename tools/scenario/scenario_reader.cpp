@@ -126,6 +126,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"completed_counts_successes", shards_canary::completed_counts_successes},
       {"evict_busy_keys", shards_canary::evict_busy_keys},
       {"publish_before_flushes_end", shards_canary::publish_before_flushes_end},
+      {"shed_only_past_deadline", shards_canary::shed_only_past_deadline},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;
@@ -243,6 +244,7 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "replace_lane_on_route") lanes.canary = lanes_canary::replace_lane_on_route;
     if (canary == "exit_guard_keeps_entry") lanes.canary = lanes_canary::exit_guard_keeps_entry;
     if (canary == "lane_count_only_grows") lanes.canary = lanes_canary::lane_count_only_grows;
+    if (canary == "lane_holds_map") lanes.canary = lanes_canary::lane_holds_map;
     if (canary == "consumer_loses_after_panic") lanes.canary = lanes_canary::consumer_loses_after_panic;
     if (canary == "consumer_reorders_after_panic") lanes.canary = lanes_canary::consumer_reorders_after_panic;
     s.lanes = lanes;
@@ -548,6 +550,11 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
   if (s.single_flight) add(flight_oracle_names());
   if (s.shards) add(shard_oracle_names());
   if (s.composed()) add(composed_oracle_names());
+  // A spec name is applicable where its component is present.
+  std::vector<std::string> specs;
+  if (s.lanes) specs.emplace_back("spec_lanes");
+  if (s.shards) specs.emplace_back("spec_shards");
+  if (s.single_flight) specs.emplace_back("spec_flights");
   const char* component = s.composed() ? "composed system" : s.lanes ? "lanes" : s.shards ? "shards" : "single_flight";
   if (doc.contains("oracles")) {
     const nlohmann::json& os = doc["oracles"];
@@ -555,6 +562,10 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
       const std::string name = os[i].get<std::string>();
       bool known = false;
       std::string listed;
+      for (const auto& a : specs) {
+        known = known || a == name;
+        listed += (listed.empty() ? "" : ", ") + a;
+      }
       for (const auto& a : applicable) {
         known = known || a == name;
         listed += (listed.empty() ? "" : ", ") + a;
@@ -564,7 +575,19 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
              std::string("an oracle of the ") + component + " present in /system (" + listed +
                  "), found " + shown(os[i]));
       }
-      s.oracles.push_back(name);
+      bool spec = false;
+      for (const component_spec& c : component_specs()) {
+        if (name != c.name) continue;
+        spec = true;
+        for (const auto& rule : c.rules()) {  // every rule of the component, once
+          bool seen = false;
+          for (const auto& o : s.oracles) seen = seen || o == rule;
+          if (!seen) s.oracles.push_back(rule);
+        }
+      }
+      bool seen = false;
+      for (const auto& o : s.oracles) seen = seen || o == name;
+      if (!spec && !seen) s.oracles.push_back(name);
     }
   } else {
     s.oracles = applicable;

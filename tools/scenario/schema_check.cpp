@@ -96,8 +96,8 @@ located locate(const nlohmann::json& doc, const std::vector<std::string>& contex
 
 [[noreturn]] void fail(const std::string& file, const std::string& pointer, const std::string& expected) {
   const std::string where = pointer.empty() ? "/" : pointer;
-  // 400: the longest list the schema names (every oracle, and what was found) fits whole.
-  throw input_error(file + ": " + printable(where, 200) + ": expected " + printable(expected, 400));
+  // 600: the longest list the schema names (every oracle and spec, and what was found) fits whole.
+  throw input_error(file + ": " + printable(where, 200) + ": expected " + printable(expected, 600));
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "tools/scenario/scenario.hpp"
 #include "tools/scenario/shard_events.hpp"
 #include "tools/scenario/shard_oracles.hpp"
+#include "tools/scenario/spec_verdict.hpp"
 
 namespace lockstep::scenario::shard_parts {
 
@@ -222,6 +223,7 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::coalesced_uncounted: cfg.canary.coalesced_uncounted = true; break;
     case shards_canary::completed_counts_successes: cfg.canary.completed_counts_successes = true; break;
     case shards_canary::evict_busy_keys: cfg.canary.scheduler.evict_busy_keys = true; break;
+    case shards_canary::shed_only_past_deadline: cfg.canary.scheduler.shed_only_past_deadline = true; break;
     case shards_canary::publish_before_flushes_end: cfg.canary.publish_before_flushes_end = true; break;
     case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
     case shards_canary::submit_never_waits:
@@ -334,10 +336,10 @@ bool wait_for_exit(Rt& rt, const scenario& s, shared_state<Rt>& st) {
   return settle(rt, st.moved, s.liveness_ns, [&] { return st.exited == s.shards->count; });
 }
 
-/// Checks the shard oracles over the log (`settled`: every shard exited, so
-/// what must hold at the end is checked too); a violation ends the run.
+/// The shard rules' violations over the log (`settled`: every shard exited,
+/// so what must hold at the end is checked too), first in log order.
 template <class Rt>
-void check_shard_oracles(Rt& rt, const scenario& s, shared_state<Rt>& st, bool settled) {
+std::vector<violation> shard_violations(const scenario& s, shared_state<Rt>& st, bool settled) {
   const shards_system& sys = *s.shards;
   shard_oracle_settings os;
   os.max_inflight = sys.max_inflight;
@@ -353,17 +355,17 @@ void check_shard_oracles(Rt& rt, const scenario& s, shared_state<Rt>& st, bool s
     std::erase(os.enabled, std::string("deadlines"));
   }
   os.end_of_run = settled;
-  if (const auto v = check_shard_log(st.log.events(), os)) check(rt, false, v->oracle, v->message);
+  return every_rule_broken(os, [&st](const shard_oracle_settings& o) { return check_shard_log(st.log.events(), o); });
 }
 
 /// The `counters` oracle (counter_oracles.hpp): once every shard has exited,
 /// each shard's last published stats against the log.
 template <class Rt>
-void check_counters(Rt& rt, const scenario& s, shared_state<Rt>& st, shard_set<Rt>& set, bool settled) {
-  if (!settled || !s.checks("counters")) return;
+std::optional<violation> counter_violation(const scenario& s, shared_state<Rt>& st, shard_set<Rt>& set, bool settled) {
+  if (!settled || !s.checks("counters")) return std::nullopt;
   std::vector<shard_stats_snapshot> finals;
   for (const auto& stat : set.stats) finals.push_back(stat->read());
-  if (const auto v = check_shard_counters(st.log.events(), finals)) check(rt, false, v->oracle, v->message);
+  return check_shard_counters(st.log.events(), finals);
 }
 
 }  // namespace lockstep::scenario::shard_parts

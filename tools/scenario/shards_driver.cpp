@@ -222,8 +222,10 @@ void run_shards_scenario(Rt& rt, const scenario& s) {
   board_phase(rt, "liveness: the router dropped, every shard draining, flushing and exiting");
   shards.drop(*st);
   const bool settled = shard_parts::wait_for_exit(rt, s, *st);
-  shard_parts::check_shard_oracles(rt, s, *st, settled);
-  shard_parts::check_counters(rt, s, *st, shards, settled);
+  spec_verdict verdict;
+  verdict.add(shard_parts::shard_violations(s, *st, settled));
+  verdict.add(shard_parts::counter_violation(s, *st, shards, settled));
+  verdict.deliver(rt);
   check_liveness(rt, settled, "liveness",
                       std::to_string(sys.count - st->exited) + " of " + std::to_string(sys.count) +
                           " shards still running " + std::to_string(s.liveness_ns) +

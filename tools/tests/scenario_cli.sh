@@ -92,6 +92,10 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['acto
   "$S/shards_backpressure_1core.json"
 expect bad_cancel_lane_on_shards 2 "/cancel_lane: expected a step on a component present in /system (cancel_lane needs /system/lanes), found no lanes" -- \
   "$L" run cl_shards.json --seed 1
+expect canary_lane_holds_map 1 "oracle 'lanes_gone' failed" -- \
+  "$L" explore "$S/canaries/lanes_lane_holds_map.json" --seeds 50 --record lhm.json
+grep -qE "[0-9]+ of [0-9]+ lanes still open after the router was dropped \(keys [0-9]" out ||
+  fail "lane_holds_map: lanes_gone does not name the lanes left open"
 expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
 grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"
@@ -172,7 +176,7 @@ for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_exp
   expiry_uncounted:counters started_before_coalescing:counters final_flush_uncounted:counters \
   queue_wait_absolute:counters release_id_at_dispatch:request_ids refile_to_front_budget3:fairness \
   coalesced_uncounted:counters completed_counts_successes:counters evict_busy_keys:eviction \
-  publish_before_flushes_end:counters; do
+  publish_before_flushes_end:counters shed_only_past_deadline:deadlines; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"
@@ -229,9 +233,9 @@ expect bad_out_of_range 2 "range.json: /system/lanes/idle_ttl_ns: expected an in
 mk nested.json 'd["workload"]["actors"][0]["steps"][2]["route"]["key"]={"random_below":0}'
 expect bad_out_of_range_nested 2 "nested.json: /workload/actors/0/steps/2/route/key/random_below: expected an integer from 1 to 1048576, found 0" -- "$L" run nested.json
 mk oracle.json 'd["oracles"]=["per_key_order","liveliness"]'
-expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "lane_survives", "no_black_hole", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "eviction", "backpressure", "placement", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", "counters", found "liveliness"' -- "$L" run oracle.json
+expect bad_oracle_name 2 'oracle.json: /oracles/1: expected one of "spec_lanes", "spec_shards", "spec_flights", "per_key_order", "exactly_once", "one_lane_per_key", "capacity", "lanes_gone", "lane_survives", "no_black_hole", "conservation", "state", "one_in_flight", "class_budget", "pending_cap", "fairness", "request_ids", "deadlines", "eviction", "backpressure", "placement", "one_leader", "cancel_publish", "same_value", "servable", "answered", "delivery", "counters", found "liveliness"' -- "$L" run oracle.json
 mk oracle_other.json 'd["oracles"]=["per_key_order","fairness"]'
-expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, no_black_hole, counters), found "fairness"' -- "$L" run oracle_other.json
+expect bad_oracle_of_absent_component 2 'oracle_other.json: /oracles/1: expected an oracle of the lanes present in /system (spec_lanes, per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, no_black_hole, counters), found "fairness"' -- "$L" run oracle_other.json
 mk nolanes.json 'del d["system"]["lanes"]'
 expect bad_step_component 2 "nolanes.json: /workload/actors/0/steps/0/route: expected a step on a component present in /system (route needs /system/lanes), found no lanes" -- "$L" run nolanes.json
 mk core.json 'd["workload"]["actors"][1]["core"]=2'
@@ -323,7 +327,7 @@ expect bad_consumer_on_shards 2 "s_consumer.json: /behaviour/consumer: expected 
 smk s_expect.json 'd["expect"]={"handled":1}'
 expect bad_lane_expect_on_shards 2 "s_expect.json: /expect/handled: expected an expectation on a component present in /system (handled needs /system/lanes), found no lanes" -- "$L" run s_expect.json --strategy fifo
 smk s_oracle.json 'd["oracles"]=["conservation","capacity"]'
-expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids, deadlines, eviction, backpressure, placement, counters), found "capacity"' -- "$L" run s_oracle.json
+expect bad_lane_oracle_on_shards 2 's_oracle.json: /oracles/1: expected an oracle of the shards present in /system (spec_shards, conservation, state, per_key_order, one_in_flight, class_budget, pending_cap, fairness, request_ids, deadlines, eviction, backpressure, placement, counters), found "capacity"' -- "$L" run s_oracle.json
 smk s_both.json 'd["system"]["lanes"]={"idle_ttl_ns":None,"capacity":None}'
 expect bad_two_components_unwired 2 "s_both.json: /system/wiring: expected a field saying what the lane consumer does with each item (lookup, forward), but it is missing" -- "$L" run s_both.json
 expect bad_shards_expect_under_pct 2 "/expect: expected exact expectations only under --strategy fifo (other schedules may differ), found strategy pct" -- \
@@ -378,7 +382,7 @@ expect bad_worker_on_shards 2 "s_worker.json: /behaviour/worker: expected behavi
 fmk f_processor.json 'd["behaviour"]["processor"]={"state":"keep"}'
 expect bad_processor_on_flight 2 "f_processor.json: /behaviour/processor: expected behaviour for a component present in /system (processor needs /system/shards), found no shards" -- "$L" run f_processor.json
 fmk f_oracle.json 'd["oracles"]=["one_leader","fairness"]'
-expect bad_shard_oracle_on_flight 2 'f_oracle.json: /oracles/1: expected an oracle of the single_flight present in /system (one_leader, cancel_publish, same_value, servable, answered, counters), found "fairness"' -- "$L" run f_oracle.json
+expect bad_shard_oracle_on_flight 2 'f_oracle.json: /oracles/1: expected an oracle of the single_flight present in /system (spec_flights, one_leader, cancel_publish, same_value, servable, answered, counters), found "fairness"' -- "$L" run f_oracle.json
 fmk f_expect.json 'd["expect"]={"processed":[]}'
 expect bad_shard_expect_on_flight 2 "f_expect.json: /expect/processed: expected an expectation on a component present in /system (processed needs /system/shards), found no shards" -- "$L" run f_expect.json --strategy fifo
 smk s_fexpect.json 'd["expect"]={"answers":[]}'
@@ -459,7 +463,7 @@ cmk c_oracles_ok.json 'd["oracles"]=["delivery","lanes_gone","fairness","answere
 expect composed_oracles_of_every_component 0 "all 20 seeds held" -- "$L" explore c_oracles_ok.json --seeds 20
 l_delivery="$S/lanes_reap_then_reuse.json"
 mk l_delivery.json 'd["oracles"]=["delivery"]'
-expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, no_black_hole, counters), found "delivery"' -- "$L" run l_delivery.json
+expect bad_delivery_on_lanes_alone 2 'l_delivery.json: /oracles/0: expected an oracle of the lanes present in /system (spec_lanes, per_key_order, exactly_once, one_lane_per_key, capacity, lanes_gone, lane_survives, no_black_hole, counters), found "delivery"' -- "$L" run l_delivery.json
 
 # The bundled scenarios/shards_panic_abort.json expects its abort
 # (expect_failure) and holds in (a); without the panic, the expected abort
