@@ -151,8 +151,8 @@ public:
             ring.pop_front();
             entry& e = s->second;
             const item& head = *nodes_[e.head].value;
-            if (head.expires_at_ns && (*head.expires_at_ns < now_ns ||
-                                       (*head.expires_at_ns == now_ns && !canary_.shed_only_past_deadline))) {
+            if (head.expires_at_ns && (canary_.shed_only_past_deadline ? *head.expires_at_ns < now_ns
+                                                                        : *head.expires_at_ns <= now_ns)) {
                 expired_.emplace_back(s->first, pop_head(e));
                 refile(s);
                 notes_ |= note_expired;
