@@ -65,6 +65,7 @@ struct shard_canary {
     bool coalesced_uncounted = false;       ///< hand a duplicate to on_coalesced without counting it
     bool completed_counts_successes = false; ///< count only calls that succeeded as completed
     bool publish_before_flushes_end = false; ///< publish the last stats as the final flush starts, not once it ends
+    bool no_publish_on_exit = false;        ///< exit without publishing: readers keep the last tick's stats
     scheduler_canary scheduler;             ///< the scheduler's own planted bugs
 };
 
@@ -161,7 +162,7 @@ public:
                 now = rt_.now();
             }
         }
-        if (!cfg_.canary.publish_before_flushes_end) {
+        if (!cfg_.canary.publish_before_flushes_end && !cfg_.canary.no_publish_on_exit) {
             publish();
         }
     }

@@ -151,6 +151,7 @@ enum class shards_canary : std::uint8_t {
   evict_busy_keys,
   publish_before_flushes_end,
   shed_only_past_deadline,
+  no_publish_on_exit,
 };
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),

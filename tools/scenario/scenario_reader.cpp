@@ -127,6 +127,7 @@ shards_canary shards_canary_of(const std::string& name) {
       {"evict_busy_keys", shards_canary::evict_busy_keys},
       {"publish_before_flushes_end", shards_canary::publish_before_flushes_end},
       {"shed_only_past_deadline", shards_canary::shed_only_past_deadline},
+      {"no_publish_on_exit", shards_canary::no_publish_on_exit},
   };
   for (const auto& [n, c] : names)
     if (name == n) return c;

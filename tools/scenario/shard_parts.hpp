@@ -224,6 +224,7 @@ inline shard_config config_of(const shards_system& sys) {
     case shards_canary::completed_counts_successes: cfg.canary.completed_counts_successes = true; break;
     case shards_canary::evict_busy_keys: cfg.canary.scheduler.evict_busy_keys = true; break;
     case shards_canary::shed_only_past_deadline: cfg.canary.scheduler.shed_only_past_deadline = true; break;
+    case shards_canary::no_publish_on_exit: cfg.canary.no_publish_on_exit = true; break;
     case shards_canary::publish_before_flushes_end: cfg.canary.publish_before_flushes_end = true; break;
     case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
     case shards_canary::submit_never_waits:

@@ -176,7 +176,7 @@ for pair in skip_final_flush:state keep_expired_request_ids:request_ids lose_exp
   expiry_uncounted:counters started_before_coalescing:counters final_flush_uncounted:counters \
   queue_wait_absolute:counters release_id_at_dispatch:request_ids refile_to_front_budget3:fairness \
   coalesced_uncounted:counters completed_counts_successes:counters evict_busy_keys:eviction \
-  publish_before_flushes_end:counters shed_only_past_deadline:deadlines; do
+  publish_before_flushes_end:counters shed_only_past_deadline:deadlines no_publish_on_exit:counters; do
   bug=${pair%%:*} oracle=${pair##*:}
   expect "canary_shards_$bug" 1 "oracle '$oracle' failed" -- \
     "$L" explore "$S/canaries/shards_$bug.json" --seeds 1000 --record "sh_$bug.json"
@@ -189,6 +189,10 @@ for pair in clean_error_not_failed:failed panic_uncounted:panicked expiry_uncoun
   expect "canary_shards_${bug}_names_$counter" 1 "shard 0 at exit: $counter is" -- \
     "$L" run "$S/canaries/shards_$bug.json" --seed 1
 done
+expect canary_shards_no_publish_on_exit 1 "shard 0 at exit: it never published its stats" -- \
+  "$L" run "$S/canaries/shards_no_publish_on_exit.json" --seed 3
+expect canary_shards_no_publish_on_exit_stale 1 "shard 1 at exit: completed is 0, but the log shows 1" -- \
+  "$L" run "$S/canaries/shards_no_publish_on_exit.json" --seed 1
 expect canary_shards_publish_before_flushes_end_names_gauges 1 "(an exited shard holds nothing)" -- \
   "$L" run "$S/canaries/shards_publish_before_flushes_end.json" --seed 1
 expect canary_flight_recycled_outcome 1 "oracle 'same_value' failed" -- \
