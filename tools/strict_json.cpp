@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -136,6 +137,10 @@ class strict_builder final : public nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 nlohmann::json parse_strict(std::string_view text, const std::string& source_name) {
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw input_error(source_name + ": byte " + std::to_string(nul + 1) +
+                      ": expected JSON text, found a NUL byte (nothing after it would be read)");
+  }
   strict_builder b(source_name);
   const char* begin = text.data();
   nlohmann::json::sax_parse(begin, begin + text.size(), &b, nlohmann::json::input_format_t::json, true);
@@ -158,6 +163,11 @@ std::string read_input_file(const std::string& path) {
   if (::fstat(fd, &st) != 0) throw input_error(name + ": cannot open the file: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw input_error(name + ": expected a file, found a directory");
   if (!S_ISREG(st.st_mode)) throw input_error(name + ": expected a regular file, found a device, FIFO or socket");
+  const auto too_big = [&name](std::uint64_t size) {
+    return input_error(name + ": expected a file of at most " + std::to_string(max_input_file_bytes >> 20) +
+                       " MiB, found " + std::to_string(size) + " bytes");
+  };
+  if (static_cast<std::uint64_t>(st.st_size) > max_input_file_bytes) throw too_big(static_cast<std::uint64_t>(st.st_size));
   std::string text;
   char buf[65536];
   for (;;) {
@@ -168,6 +178,7 @@ std::string read_input_file(const std::string& path) {
       throw input_error(name + ": reading the file failed: " + std::strerror(errno));
     }
     text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_input_file_bytes) throw too_big(text.size());  // it grew while being read
   }
   return text;
 }

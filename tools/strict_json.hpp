@@ -7,7 +7,10 @@
 //   * nesting deeper than max_json_depth (64) containers;
 //   * an object with the same key twice (nlohmann keeps the last one silently);
 //   * an integer outside int64/uint64 (nlohmann would turn it into a double);
-//   * a float that overflows to infinity (nlohmann throws out_of_range 406).
+//   * a float that overflows to infinity (nlohmann throws out_of_range 406);
+//   * a NUL byte anywhere (nlohmann's lexer would end the input there and
+//     ignore what follows);
+//   * a file larger than max_input_file_bytes (64 MiB), before reading it.
 //
 // Every error is an input_error of one line:
 //   FILE: /json/pointer: expected ..., found ...     (a value it refuses)
@@ -33,6 +36,10 @@ struct input_error : std::runtime_error {
 
 /// Containers may nest this deep (the top-level object or array is level 1).
 inline constexpr std::size_t max_json_depth = 64;
+/// A file handed to the CLI (scenario, record, merge input) is refused above
+/// this size before it is read: the largest record of a run within the
+/// default budgets is a few MiB.
+inline constexpr std::size_t max_input_file_bytes = std::size_t{64} << 20;
 /// A "found" value in an error message is cut after this many characters.
 inline constexpr std::size_t max_shown_chars = 60;
 

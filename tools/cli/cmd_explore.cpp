@@ -26,6 +26,13 @@ namespace lockstep::cli {
 namespace {
 
 /// What ran and how: the part of the summary that shards must share.
+/// What one explore shares across its files.
+struct explore_session {
+  bool refusal_said = false;     ///< the system refused some of --jobs' threads: said once, not per file
+  std::uint64_t recorded = 0;    ///< failure records written (at most --max-records)
+  std::uint64_t unrecorded = 0;  ///< failures past --max-records, printed with their rerun commands
+};
+
 nlohmann::json config_json(const prepared& p, const run_options& o, const explore_options& e) {
   nlohmann::json c;
   c["scenario"] = p.name;
@@ -46,11 +53,18 @@ std::string headline(const std::string& message) { return message.substr(0, mess
 
 /// Prints one failing seed as explore always has (its result line, FAILED,
 /// the record and the replay command) and returns its summary entry.
-failing_seed report(const prepared& p, const run_options& o, const failed_run& f) {
+failing_seed report(const prepared& p, const run_options& o, const explore_options& e, explore_session& session,
+                    const failed_run& f) {
   std::cout << "seed=" << f.config.seed << " ";
   print_result_line(f.result);
   written_record w;
-  (void)report_failure(p, f.config, f.result, o.record_out, &w);
+  if (session.recorded < e.max_records) {
+    ++session.recorded;
+    (void)report_failure(p, f.config, f.result, o.record_out, &w, e.record_dir);
+  } else {
+    ++session.unrecorded;
+    (void)report_unrecorded(p, f.config, f.result, "--max-records " + std::to_string(e.max_records) + " reached", &w);
+  }
   const std::string kind(sim::to_string(f.result.failed->kind));
   const std::string message = headline(f.result.failed->message);
   failing_seed out{f.config.seed, kind, failure_reason(kind, message), message, w.path, w.command, {}};
@@ -108,7 +122,7 @@ int finish_summary(const explore_summary& s, bool outputs_written) {
 namespace {
 
 /// One file's explore, to its summary (printed by the caller).
-explore_summary explore_file(run_options o, const explore_options& e) {
+explore_summary explore_file(run_options o, const explore_options& e, explore_session& session) {
   const prepared p = prepare(o);
   std::cout << "exploring scenario=" << p.name << " strategy=" << o.strategy
             << " cores=" << o.cores << " seeds=" << o.first_seed << ".." << o.last_seed;
@@ -134,6 +148,12 @@ explore_summary explore_file(run_options o, const explore_options& e) {
   std::string stop_reason;  // why the runner was stopped ("" while it runs)
   {
     explore_runner runner(p, o, slice, e.jobs);
+    if (!runner.refused().empty() && !session.refusal_said) {
+      // Said once, on stderr: the results are those any --jobs gives.
+      std::cerr << "lockstep: --jobs " << e.jobs << ": the system refused threads past " << runner.jobs_started()
+                << " (" << runner.refused() << "); running on " << runner.jobs_started() << "\n";
+      session.refusal_said = true;
+    }
     seed_outcome out;
     for (;;) {
       const auto got = runner.next(out, std::chrono::milliseconds(100));
@@ -146,7 +166,7 @@ explore_summary explore_file(run_options o, const explore_options& e) {
         if (out.probed) ++s.probe_runs;
         if (out.failure) {
           progress.clear();
-          s.failures.push_back(report(p, o, *out.failure));
+          s.failures.push_back(report(p, o, e, session, *out.failure));
           if (e.stop_after != 0 && s.failures.size() == e.stop_after) {
             stop_reason = "stop-after";
             break;  // later seeds' outcomes are dropped: one machine stops here too
@@ -184,17 +204,22 @@ int cmd_explore(run_options o, explore_options e) {
   // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
   stop_signals::install();
   std::vector<explore_summary> all;
+  explore_session session;
   int code = exit_held;
   for (const std::string& f : files) {
     run_options one = o;
     one.file = f;
-    all.push_back(explore_file(one, e));
+    all.push_back(explore_file(one, e, session));
     const explore_summary& s = all.back();
     // The outputs are written once, after the last file: here only the text.
     const int rc = finish_summary(s, true);
     // The exit code is the first file's that did not hold; a signal or --time stops the files after it too.
     if (code == exit_held) code = rc;
     if (s.stopped != "complete" && s.stopped != "stop-after") break;
+  }
+  if (session.unrecorded > 0) {
+    std::cout << session.unrecorded << " failures past --max-records " << e.max_records
+              << " have no record; each one's rerun command is printed with it\n";
   }
   const bool written = write_outputs(e, all);
   return code == exit_held && !written ? exit_bad_input : code;

@@ -1,7 +1,10 @@
 #include "tools/cli/explore_runner.hpp"
 
+#include <system_error>
+
 #include "tools/cli/report.hpp"
 #include "tools/crash_report.hpp"
+#include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
 namespace {
@@ -21,7 +24,22 @@ explore_runner::explore_runner(const prepared& p, const run_options& o, seed_sli
   window_ = 4 * static_cast<std::uint64_t>(jobs);
   live_ = jobs;
   workers_.reserve(jobs);
-  for (unsigned i = 0; i < jobs; ++i) workers_.emplace_back([this] { work(); });
+  for (unsigned i = 0; i < jobs; ++i) {
+    try {
+      workers_.emplace_back([this] { work(); });
+    } catch (const std::system_error& e) {
+      // The system refused a thread (a memory or task limit): go on with the
+      // ones it gave, since the outcomes are the same for any number of jobs.
+      if (workers_.empty()) {
+        throw input_error("--jobs " + std::to_string(jobs) + ": the system started no worker thread (" + e.what() + ")");
+      }
+      refused_ = e.what();
+      std::lock_guard lock(m_);
+      live_ -= jobs - i;
+      produced_.notify_all();
+      break;
+    }
+  }
 }
 
 explore_runner::~explore_runner() {

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -62,6 +63,10 @@ class explore_runner {
   /// Stops and joins: runs in flight finish, their outcomes are dropped.
   ~explore_runner();
   explore_runner(const explore_runner&) = delete;
+  /// The worker threads running (fewer than asked where the system refused more).
+  [[nodiscard]] unsigned jobs_started() const { return static_cast<unsigned>(workers_.size()); }
+  /// Why the system refused the first thread it did not start ("": none refused).
+  [[nodiscard]] const std::string& refused() const { return refused_; }
   explore_runner& operator=(const explore_runner&) = delete;
 
   enum class poll { outcome, timeout, end };
@@ -97,6 +102,7 @@ class explore_runner {
   std::size_t consume_pos_ = 0;
   std::map<std::uint64_t, chunk> done_;
   unsigned live_ = 0;
+  std::string refused_;
   std::atomic<bool> stopping_{false};  // set under m_ (for the waits), read without it between runs
   bool exhausted_ = false;
   std::exception_ptr error_;

@@ -7,11 +7,13 @@
 // the seed and the command that reruns it (tools/crash_report.hpp).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <utility>
 #include <vector>
 
 #include "tools/cli/options.hpp"
 #include "tools/cli/report.hpp"
+#include "tools/cli/suggest.hpp"
 #include "tools/cli/verbs.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"
@@ -33,6 +35,62 @@ constexpr const char* exit_code_table =
     "  128+N  the process died of signal N (a crash in the code under test); stderr\n"
     "      names the run and the command that reruns it";
 
+#ifndef LOCKSTEP_VERSION
+#define LOCKSTEP_VERSION "unknown"
+#endif
+constexpr const char* version_line = "lockstep " LOCKSTEP_VERSION;
+
+/// The verbs, as `lockstep help` and "did you mean" list them.
+std::vector<std::string> verb_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
+
+/// The one line for a word that is no verb: the verbs, and the closest one.
+int refuse_verb(const CLI::App& app, const std::string& what, const std::string& typed) {
+  const std::vector<std::string> verbs = verb_names(app);
+  std::string listed;
+  for (const std::string& v : verbs) listed += (listed.empty() ? "" : ", ") + v;
+  std::cerr << "lockstep: " << what << printable(typed, max_shown_chars) << ": expected a verb (" << listed << ")";
+  if (const auto near = closest_name(typed, verbs)) std::cerr << "; did you mean '" << *near << "'?";
+  std::cerr << "\n";
+  return exit_bad_input;
+}
+
+/// A flag given an empty value (`--jobs ''`) is refused, never read as "not
+/// given": `--seeds 1.. --time ''` would otherwise be an unbounded run.
+std::optional<int> refuse_empty_values(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->count() == 0) continue;
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (!opt->nonpositional() || opt->get_expected_min() == 0 || opt->count() == 0) continue;  // flags take no value
+      for (const std::string& value : opt->results()) {
+        if (!value.empty()) continue;
+        std::cerr << "lockstep: " << opt->get_name() << ": expected a value, found an empty one\n";
+        return exit_bad_input;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// `lockstep WORD ...` where WORD is no verb and no flag: refused by name,
+/// never with CLI11's "A subcommand is required".
+std::optional<int> refuse_unknown_verb(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) {
+    std::string listed;
+    for (const std::string& v : verb_names(app)) listed += (listed.empty() ? "" : ", ") + v;
+    std::cerr << "lockstep: expected a verb (" << listed << "); `lockstep help` says what each does\n";
+    return exit_bad_input;
+  }
+  if (argv[1][0] == '-') return std::nullopt;
+  const std::string typed = argv[1];
+  for (const std::string& v : verb_names(app))
+    if (v == typed) return std::nullopt;
+  return refuse_verb(app, "", typed);
+}
+
 }  // namespace
 }  // namespace lockstep::cli
 
@@ -43,6 +101,7 @@ int main(int argc, char** argv) {
   CLI::App app{"lockstep: deterministic simulation of concurrent components"};
   app.require_subcommand(1);
   app.footer(exit_code_table);
+  app.set_version_flag("--version", version_line, "print lockstep's version and exit");
 
   run_options run_opts;
   auto* run = app.add_subcommand("run", "run each scenario FILE once");
@@ -92,6 +151,7 @@ int main(int argc, char** argv) {
   det_opts.seeds_text = "10";
   auto* det = app.add_subcommand("check-determinism", "run each seed twice and compare the trace bytes");
   add_run_flags(*det, det_opts, false);
+  det->get_option("--record")->group("");  // refused below, so not in its --help
   add_swarm_flag(*det, det_opts);
   std::string det_jobs;
   det->add_option("--jobs", det_jobs,
@@ -118,20 +178,35 @@ int main(int argc, char** argv) {
   demo->add_option("--library", demo_library, "the scenario library (its canaries/ holds the planted bugs)");
   demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario and strategy (default 200)");
 
+  auto* version = app.add_subcommand("version", "print lockstep's version");
+  std::vector<std::string> help_topic;
+  auto* help = app.add_subcommand("help", "print the help of lockstep, or of one VERB");
+  help->add_option("verb", help_topic, "a verb (run, explore, ...)")->expected(0, 1);
+
+  if (const auto refused = refuse_unknown_verb(app, argc, argv)) return *refused;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, like every other bad input (CLI11's own adds a help hint).
     std::cerr << "lockstep: " << printable(e.what(), 300) << " (see --help)\n";
     return exit_bad_input;
   }
+  if (const auto refused = refuse_empty_values(app)) return *refused;
   for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
     opts->record_given = sub->count("--record") > 0;
     opts->cores_given = sub->count("--cores") > 0;
+  }
+  if (det_opts.record_given) {
+    // check-determinism compares runs and writes no record: a --record it took would be ignored.
+    std::cerr << "lockstep: --record: expected no record with check-determinism (it compares runs and writes "
+                 "none; `lockstep run --seed N --record FILE` writes one)\n";
+    return exit_bad_input;
   }
   run_opts.trace_given = run->count("--trace") > 0;
   explore_opts.first_seed_given = explore->count("--first-seed") > 0;
@@ -142,9 +217,28 @@ int main(int argc, char** argv) {
   trace_opts.run.cores_given = trace->count("--cores") > 0;
   explore_more.json_given = explore->count("--json") > 0;
   explore_more.junit_given = explore->count("--junit") > 0;
+  explore_more.record_dir_given = explore->count("--record-dir") > 0;
   merge_out.json_given = merge->count("--json") > 0;
   merge_out.junit_given = merge->count("--junit") > 0;
 
+  if (*version) {
+    std::cout << version_line << "\n";
+    return exit_held;
+  }
+  if (*help) {
+    if (help_topic.empty()) {
+      // Not app.help(): with a verb parsed (this one), it prints that verb's.
+      std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+      return exit_held;
+    }
+    for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == help_topic.front()) {
+        std::cout << sub->help(app.get_name());
+        return exit_held;
+      }
+    }
+    return refuse_verb(app, "help ", help_topic.front());
+  }
   try {
     if (*run) return cmd_run(run_opts);
     if (*explore) return cmd_explore(explore_opts, explore_more);
@@ -157,6 +251,10 @@ int main(int argc, char** argv) {
   } catch (const input_error& e) {
     std::cout.flush();
     std::cerr << "lockstep: " << e.what() << "\n";
+    return exit_bad_input;
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "lockstep: error: out of memory (fewer --jobs, or a smaller scenario, needs less)\n";
     return exit_bad_input;
   } catch (const std::exception& e) {
     // Not the input's fault, but not a run's failure either: never terminate().

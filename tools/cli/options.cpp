@@ -124,6 +124,15 @@ void resolve_explore(run_options& o, explore_options& e) {
   }
   if (!e.time_text.empty()) e.time_limit_ms = parse_duration_ms(e.time_text);
   e.stop_after = parse_u64("--stop-after", e.stop_after_text, 0, UINT64_MAX);
+  e.max_records = parse_u64("--max-records", e.max_records_text, 0, UINT64_MAX);
+  if (e.record_dir_given) {
+    if (o.record_given) {
+      throw input_error("--record-dir: expected either --record FILE or --record-dir DIR, found both");
+    }
+    std::error_code ignored;  // one that cannot be made is refused just below, naming why
+    std::filesystem::create_directories(e.record_dir, ignored);
+    check_output_dir("--record-dir", e.record_dir);
+  }
   const auto slash = e.shard_text.find('/');
   const std::string expected_shard = "--shard: expected I/N, the shard's index I from 0 to N-1 and the count N "
                                      "from 1 to 65536, found '" + printable(e.shard_text, max_shown_chars) + "'";
@@ -180,6 +189,11 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
                  "and report the seeds done");
   app.add_option("--stop-after", e.stop_after_text,
                  "stop after N failures, counted in seed order (default 1; 0: never stop on failures)");
+  app.add_option("--max-records", e.max_records_text,
+                 "write at most N failure records (default 100; 0: none): each failure past it is still "
+                 "printed, with the command that reruns it, and the summary counts them");
+  app.add_option("--record-dir", e.record_dir,
+                 "write failure records into this directory (default results/failures, made if missing)");
   app.add_option("--shard", e.shard_text,
                  "run shard I of N (0 <= I < N): the seeds s with (s - first) mod N = I; `lockstep merge` "
                  "combines the shards' --json files");

@@ -55,6 +55,9 @@ struct explore_options {
   std::string time_text;
   std::string stop_after_text = "1";
   std::string shard_text = "0/1";
+  std::string max_records_text = "100";
+  std::string record_dir = "results/failures";
+  bool record_dir_given = false;
   std::string json_out;
   std::string junit_out;
   bool json_given = false;
@@ -62,6 +65,7 @@ struct explore_options {
 
   unsigned jobs = 1;
   std::uint64_t stop_after = 1;  // 0: never stop on failures
+  std::uint64_t max_records = 100;  // records written at most, over every file of one explore
   std::uint64_t time_limit_ms = 0;  // 0: no wall-clock budget
   std::uint64_t shard_index = 0;
   std::uint64_t shard_count = 1;

@@ -94,18 +94,19 @@ std::string replay_command(const std::string& record_path) {
 }
 
 int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path,
-                   written_record* out) {
+                   written_record* out, const std::string& record_dir) {
   std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
   // A swarm file's record holds the scenario as this seed resolved it, so it replays without --swarm.
   const prepared ran = for_seed(p, c.seed);
   failure_record rec{c, r, "", ran.scen->document, p.name, ran.swarm_values};
   if (!ran.swarm_values.is_null()) std::cout << "swarm: " << scenario::swarm::values_text(ran.swarm_values) << "\n";
   if (path.empty()) {
-    // Scenario failures collect under results/failures/, named after the file.
-    path = "results/failures/" + std::filesystem::path(p.name).stem().string() + "-" + c.strategy + "-" +
-           std::to_string(c.seed) + ".json";
+    // Scenario failures collect under results/failures/ (or --record-dir), named after the file.
+    path = (std::filesystem::path(record_dir) /
+            (std::filesystem::path(p.name).stem().string() + "-" + c.strategy + "-" + std::to_string(c.seed) + ".json"))
+               .string();
     std::error_code ignored;  // a directory that cannot be made fails the write below, which says so
-    std::filesystem::create_directories("results/failures", ignored);
+    std::filesystem::create_directories(record_dir, ignored);
   }
   try {
     write_failure_record(path, rec);
@@ -119,6 +120,18 @@ int report_failure(const prepared& p, const sim::run_config& c, const sim::run_r
               << "rerun with: " << rerun_command(p, c) << "\n";
     if (out) *out = {"", rerun_command(p, c)};
   }
+  std::cout.flush();
+  return exit_code_of(r.failed->kind);
+}
+
+int report_unrecorded(const prepared& p, const sim::run_config& c, const sim::run_result& r, const std::string& why,
+                      written_record* out) {
+  std::cout << "FAILED " << sim::to_string(r.failed->kind) << ": " << r.failed->message << "\n";
+  const prepared ran = for_seed(p, c.seed);
+  if (!ran.swarm_values.is_null()) std::cout << "swarm: " << scenario::swarm::values_text(ran.swarm_values) << "\n";
+  std::cout << "no failure record (" << why << "); the failing run: " << run_summary(p, c) << "\n"
+            << "rerun with: " << rerun_command(p, c) << "\n";
+  if (out) *out = {"", rerun_command(p, c)};
   std::cout.flush();
   return exit_code_of(r.failed->kind);
 }

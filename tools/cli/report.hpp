@@ -46,8 +46,14 @@ bool write_trace(const std::string& path, const std::string& text);
 // Writes the record and prints where, with the one command that replays it.
 // If the record cannot be written the failure is still printed in full, with
 // the command that reruns it, and the run's exit code is kept.
+// An empty `path`: <record_dir>/<file's stem>-<strategy>-<seed>.json.
 int report_failure(const prepared& p, const sim::run_config& c, const sim::run_result& r, std::string path,
-                   written_record* out = nullptr);
+                   written_record* out = nullptr, const std::string& record_dir = "results/failures");
+
+// A failure past explore's --max-records: printed in full, with the command
+// that reruns it (and so writes its record), but no record is written.
+int report_unrecorded(const prepared& p, const sim::run_config& c, const sim::run_result& r, const std::string& why,
+                      written_record* out);
 
 void print_result_line(const sim::run_result& r);
 

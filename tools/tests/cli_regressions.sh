@@ -76,13 +76,13 @@ expect file_not_object 2 "f_not_object.json: /: expected a lockstep scenario (fo
 expect file_missing_argument 2 "lockstep: files is required (see --help)" -- "$L" run
 expect program_flag_retired 2 "lockstep: The following argument was not expected: --program (see --help)" -- \
   "$L" run "$H" --program velo
-expect programs_verb_retired 2 "lockstep: A subcommand is required (see --help)" -- "$L" programs
+expect programs_verb_retired 2 "lockstep: programs: expected a verb (run, explore," -- "$L" programs
 
 # --- seeds and numeric flags ------------------------------------------------
 u64="expected a decimal integer from 0 to 18446744073709551615"
 expect seed_negative 2 "--seed: $u64, found '-1'" -- "$L" run "$H" --seed -1
 expect seed_past_u64 2 "--seed: $u64, found '18446744073709551616'" -- "$L" run "$H" --seed 18446744073709551616
-expect seed_empty 2 "--seed: $u64, found ''" -- "$L" run "$H" --seed ''
+expect seed_empty 2 "lockstep: --seed: expected a value, found an empty one" -- "$L" run "$H" --seed ''
 expect seed_plus 2 "--seed: $u64, found '+1'" -- "$L" run "$H" --seed +1
 expect seed_space 2 "--seed: $u64, found ' 1'" -- "$L" run "$H" --seed ' 1'
 expect seed_hex 2 "--seed: $u64, found '0x10'" -- "$L" run "$H" --seed 0x10
@@ -106,13 +106,13 @@ mkdir adir
 expect trace_dev_full 2 "--trace /dev/full: cannot write it: No space left on device" -- "$L" run "$H" --trace /dev/full
 expect trace_directory 2 "--trace adir: expected a file, found a directory" -- "$L" run "$H" --trace adir
 expect trace_missing_dir 2 "--trace nodir/t.jsonl: the directory nodir does not exist" -- "$L" run "$H" --trace nodir/t.jsonl
-expect trace_empty 2 "--trace: expected a file path, found ''" -- "$L" run "$H" --trace ''
+expect trace_empty 2 "lockstep: --trace: expected a value, found an empty one" -- "$L" run "$H" --trace ''
 expect trace_written 0 "outcome=ok" -- "$L" run "$H" --trace t.jsonl
 [ -s t.jsonl ] || { name=trace_written fail "t.jsonl is empty"; }
 expect record_directory 2 "--record adir: expected a file, found a directory" -- \
   "$L" run "$C" --seed 3 --record adir
 expect record_dev_full 2 "--record /dev/full: cannot write it" -- "$L" explore "$H" --record /dev/full
-expect record_dir_empty 2 "--record-dir: expected a directory, found ''" -- "$L" demo --record-dir ''
+expect record_dir_empty 2 "lockstep: --record-dir: expected a value, found an empty one" -- "$L" demo --record-dir ''
 expect record_dir_missing 2 "--record-dir nodir: no such directory" -- "$L" demo --record-dir nodir
 expect demo_library_missing 2 "nolib: cannot list the directory" -- "$L" demo --library nolib
 expect demo_seeds_zero 2 "--seeds: expected a decimal integer from 1 to 1000000, found '0'" -- "$L" demo --seeds 0
@@ -351,6 +351,51 @@ json.dump({"lockstep": 1, "about": "49,152 waiters at once, to test the simulato
            "workload": {"actors": actors}, "liveness_ns": 1000000000}, open("many.json", "w"))
 PY
 expect many_fibers_hold 0 "outcome=ok" -- "$L" run many.json
+
+# --- the verbs: version, help, a mistyped verb, no verb ---------------------------
+expect version_flag 0 "lockstep 0." -- "$L" --version
+expect version_verb 0 "lockstep 0." -- "$L" version
+expect help_verb 0 "Usage:" -- "$L" help
+name=help_verb_lists_verbs cases=$((cases + 1))
+grep -q "explore" out && grep -q "check-determinism" out || fail "lockstep help does not list the verbs"
+expect help_of_a_verb 0 "--stop-after" -- "$L" help explore
+expect help_of_a_mistyped_verb 2 "lockstep: help exploer: expected a verb (run, explore," -- "$L" help exploer
+expect mistyped_verb 2 "lockstep: explor: expected a verb (run, explore, merge, replay, shrink, check-determinism, trace, demo, version, help); did you mean 'explore'?" -- "$L" explor "$H"
+expect unknown_verb_far_from_all 2 "lockstep: frobnicate: expected a verb (" -- "$L" frobnicate
+name=unknown_verb_no_guess cases=$((cases + 1))
+grep -q "did you mean" err && fail "a word far from every verb got a guess"
+expect no_verb 2 "lockstep: expected a verb (run, explore," -- "$L"
+
+# --- a flag given an empty value is refused, never read as "not given" ------------
+# (--seeds 1.. with --time '' was an unbounded run.)
+expect empty_time 2 "lockstep: --time: expected a value, found an empty one" -- "$L" explore "$H" --seeds 1.. --time ''
+expect empty_jobs 2 "lockstep: --jobs: expected a value, found an empty one" -- "$L" explore "$H" --jobs ''
+expect empty_runs 2 "lockstep: --runs: expected a value, found an empty one" -- "$L" explore "$H" --seeds 1.. --runs ''
+expect empty_json 2 "lockstep: --json: expected a value, found an empty one" -- "$L" explore "$H" --seeds 2 --json ''
+# check-determinism writes no record: a --record it took was silently ignored.
+expect determinism_record_refused 2 "lockstep: --record: expected no record with check-determinism" -- \
+  "$L" check-determinism "$H" --seeds 2 --record r.json
+
+# --- input files: a NUL byte, a file past the size limit --------------------------
+printf '{"lockstep": 1}\0{"ignored": true}' >nul.json
+expect nul_byte_refused 2 "lockstep: nul.json: byte 16: expected JSON text, found a NUL byte" -- "$L" run nul.json
+expect nul_byte_in_record 2 "nul.json: byte 16: expected JSON text, found a NUL byte" -- "$L" replay nul.json
+expect nul_byte_in_merge_input 2 "nul.json: byte 16: expected JSON text, found a NUL byte" -- "$L" merge nul.json
+truncate -s 65M huge.json  # sparse: refused from its size, before a byte is read
+expect file_past_size_limit 2 "lockstep: huge.json: expected a file of at most 64 MiB, found 68157440 bytes" -- "$L" run huge.json
+
+# --- --jobs past what the system allows: the run goes on with the threads it got ----
+# (it was "terminate called without an active exception"). An address-space limit
+# below 400 thread stacks of 8 MiB; not under ASan, whose shadow memory needs more.
+if [ "$asan" != asan ]; then
+  name=jobs_past_thread_limit cases=$((cases + 1))
+  (ulimit -s 8192 && ulimit -v 3000000 && exec "$L" explore "$H" --seeds 300 --jobs 400) >out 2>err
+  rc=$?
+  if [ $rc -ne 0 ] || ! grep -q "lockstep: --jobs 400: the system refused threads past [0-9]* (.*); running on [0-9]*" err ||
+    ! grep -q "all 300 seeds held" out; then
+    fail "exit $rc; expected the run to go on with the threads it got, and say so"
+  fi
+fi
 
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

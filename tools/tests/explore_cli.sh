@@ -60,6 +60,32 @@ jobs_case() {  # jobs_case NAME ARGS...: explore ARGS with --jobs 1 and 2, in j1
 jobs_case canary_random "$canary" --seeds 1..300 --stop-after 0
 jobs_case healthy_pct "$healthy" --seeds 1..400 --strategy pct --stop-after 0
 jobs_case shards_pct "$S/canaries/shards_skip_final_flush.json" --strategy pct --seeds 1..60 --stop-after 3
+# --- records: at most --max-records (default 100), into --record-dir ---------------
+# (--stop-after 0 once wrote 1,355 records in 2 s.) Past the cap each failure is
+# still printed with its rerun command, and that command writes its record.
+mkdir -p cap && cd cap || exit 1
+"$L" explore "$S/canaries/shards_skip_final_flush.json" --seeds 1..20 --stop-after 0 --max-records 3 \
+  --record-dir recs >stdout 2>stderr
+rc=$?
+name=max_records_caps_records cases=$((cases + 1))
+[ $rc -eq 1 ] && [ "$(ls recs | wc -l)" -eq 3 ] && [ ! -e results ] &&
+  [ "$(grep -c '^no failure record (--max-records 3 reached)' stdout)" -eq 17 ] &&
+  grep -q '^17 failures past --max-records 3 have no record' stdout ||
+  fail "exit $rc, $(ls recs 2>/dev/null | wc -l) records; expected 3 in recs/ and 17 failures printed without one"
+rerun=$(grep -m1 '^rerun with: ' stdout | sed 's/^rerun with: //')
+name=max_records_rerun_records cases=$((cases + 1))
+eval "$rerun" >rerun.out 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "oracle 'state' failed" rerun.out && grep -q '^failure record: results/failures/' rerun.out ||
+  fail "the printed rerun command (exit $rc) did not reproduce and record the failure: $(head -c 300 rerun.out)"
+expect max_records_zero 1 "20 failures past --max-records 0 have no record" -- \
+  "$L" explore "$S/canaries/shards_skip_final_flush.json" --seeds 1..20 --stop-after 0 --max-records 0 --record-dir none
+name=max_records_zero_writes_none cases=$((cases + 1))
+[ -z "$(ls none)" ] || fail "--max-records 0 wrote records"
+expect record_dir_with_record 2 "--record-dir: expected either --record FILE or --record-dir DIR, found both" -- \
+  "$L" explore "$canary" --record-dir d --record r.json
+cd .. || exit 1
+
 # The cases above must have found something to compare.
 check jobs_found_failures '
 import json, sys
@@ -157,7 +183,11 @@ import json, os, sys
 d = json.load(open("sig.json"))
 assert d["stopped"] == sys.argv[1], d["stopped"]
 printed = [l.split(": ", 1)[1] for l in open("sig.out").read().splitlines() if l.startswith("failure record: ")]
-assert [f["record"] for f in d["failing_seeds"]] == printed, "records printed and summarised differ"
+assert [f["record"] for f in d["failing_seeds"] if f["record"]] == printed, "records printed and summarised differ"
+# Past --max-records (default 100) a failure has no record, and says so.
+unrecorded = sum(1 for l in open("sig.out").read().splitlines() if l.startswith("no failure record (--max-records"))
+assert unrecorded == sum(1 for f in d["failing_seeds"] if not f["record"]), "unrecorded failures miscounted"
+assert len(printed) <= 100, len(printed)
 assert all(os.path.getsize(p) > 0 for p in printed), "a record is missing"
 # What was run is a prefix of the range: every failing seed is within it.
 assert all(f["seed"] <= d["runs"] for f in d["failing_seeds"])
