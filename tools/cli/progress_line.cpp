@@ -1,5 +1,6 @@
 #include "tools/cli/progress_line.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +11,7 @@ namespace lockstep::cli {
 
 progress_line::progress_line(std::string subject, std::optional<std::uint64_t> total,
                              std::optional<std::chrono::steady_clock::time_point> deadline)
-    : on_(::isatty(STDOUT_FILENO) == 1),
+    : on_(::isatty(STDERR_FILENO) == 1),
       subject_(std::move(subject)),
       total_(total),
       deadline_(deadline),
@@ -58,14 +59,25 @@ void progress_line::update(std::uint64_t runs, std::uint64_t failures) {
     std::snprintf(line, sizeof line, "%llu runs, %.0f runs/s, %llu failures, ETA %s, ",
                   static_cast<unsigned long long>(runs), rate, static_cast<unsigned long long>(failures), eta.c_str());
   }
+  std::string text = std::string(line) + subject_;
+  // One column short of the width: a line that fills the last column wraps on some terminals.
+  struct winsize ws {};
+  std::size_t width = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1U : 79U;
+  if (text.size() > width) {
+    // Bytes for columns (a file name's UTF-8 takes fewer columns than bytes: cut early,
+    // never late), backed off so no character is split.
+    while (width > 0 && (static_cast<unsigned char>(text[width]) & 0xC0) == 0x80) --width;
+    text.resize(width);
+  }
   // \r and erase-to-end: the line is redrawn where it is, whatever was longer before.
-  std::cout << "\r\033[K" << line << subject_ << std::flush;
+  std::cout.flush();  // results printed so far come before the line
+  std::cerr << "\r\033[K" << text << std::flush;
   drawn_ = true;
 }
 
 void progress_line::clear() {
   if (!drawn_) return;
-  std::cout << "\r\033[K" << std::flush;
+  std::cerr << "\r\033[K" << std::flush;
   drawn_ = false;
 }
 

@@ -1,7 +1,9 @@
 // tools/cli/progress_line.hpp — explore's live line on a terminal: runs done,
 // runs/s, failures, ETA and what is being explored, redrawn in place with \r
-// at most ten times a second. Nothing at all when stdout is not a terminal,
-// so logs and the tests' captured output hold only the results.
+// at most ten times a second, on stderr (stdout holds only results), cut to
+// the terminal's width so it never wraps (a wrapped line is not redrawn in
+// place: a narrow pane scrolled stale lines). Nothing at all when stderr is
+// not a terminal, so logs and the tests' captured output hold only the results.
 #pragma once
 
 #include <chrono>

@@ -240,6 +240,21 @@ name=progress_on_terminal cases=$((cases + 1))
 # --time: it lasts long enough for a redraw (every 100 ms) on any machine.
 script -qfec "$L explore $healthy --seeds 1.. --time 500ms --jobs 1" tty.out >/dev/null 2>&1
 grep -q $'\r\033\[K[0-9]* runs, [0-9]* runs/s, 0 failures, ETA [0-9.]*s, scenario=' tty.out || fail "no progress line on a terminal: $(tail -c 300 tty.out | od -c | head -5)"
+# The line is on stderr (stdout, sent to a file here, holds only results), and
+# cut to the terminal's width: a 40-column pane gets lines of 39 columns at most.
+name=progress_on_stderr_within_width cases=$((cases + 1))
+script -qfec "stty cols 40; $L explore $healthy --seeds 1.. --time 500ms --jobs 1 >results.out" tty40.out >/dev/null 2>&1
+if grep -q $'\r' results.out; then
+  fail "a progress line on stdout"
+else
+  python3 -c '
+import re, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+lines = [l for l in re.split("\r\x1b\\[K", text) if "runs/s" in l]
+assert lines, "no progress line"
+assert max(len(l.rstrip("\r\n")) for l in lines) <= 39, max(lines, key=len)' tty40.out >check.out 2>&1 ||
+    fail "progress line missing or wider than 39 columns: $(tail -c 300 check.out)"
+fi
 cd ..
 
 # --- (f) bad input ---------------------------------------------------------------
