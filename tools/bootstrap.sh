@@ -16,6 +16,8 @@ packages=(
   libclang-rt-14-dev             # clang's sanitizer runtimes
   libfuzzer-14-dev               # libFuzzer, for the readers' fuzz target (tools/fuzz)
   python3-jsonschema             # the independent schema check of the bundled scenarios (ctest)
+  libxml2-utils                  # xmllint: explore's JUnit checked against its XSD (ctest)
+  python3-junitparser            # explore's JUnit read back by a JUnit parser (ctest)
 )
 
 missing=()

@@ -218,11 +218,34 @@ assert len(d["schedule_hashes"]) == 60
 t = ET.parse("s.xml").getroot()
 cases = t.findall(".//testcase")
 fails = t.findall(".//failure")
-assert len(cases) == 1 and len(fails) == d["failures"], (len(cases), len(fails))
-assert t.find("testsuite").get("failures") == "1" and t.find("testsuite").get("tests") == "1"
+# One testcase per failing seed, each with its one failure.
+assert len(cases) == len(fails) == d["failures"], (len(cases), len(fails))
+assert all(len(c.findall("failure")) == 1 for c in cases)
+n = str(d["failures"])
+assert t.find("testsuite").get("failures") == n and t.find("testsuite").get("tests") == n
+for c, s in zip(cases, d["failing_seeds"]):
+    assert c.get("name").endswith(" strategy=random seed=%d" % s["seed"]), c.get("name")
 for f, s in zip(fails, d["failing_seeds"]):
     assert f.get("message") == "seed %d: oracle exactly_once" % s["seed"], f.get("message")
     assert ("replay with: ./lockstep-here replay " in f.text) and ("seed=%d" % s["seed"]) in f.text'
+# The JUnit is valid against tools/tests/data/junit.xsd and a JUnit parser reads
+# every case back with its one failure.
+junit_valid() {  # junit_valid NAME FILE CASES FAILURES
+  name="$1_xsd" cases=$((cases + 1))
+  xmllint --noout --schema "$here/data/junit.xsd" "$2" >xsd.out 2>&1 || fail "not valid JUnit: $(tail -c 300 xsd.out)"
+  # Debian's python3: python3-junitparser (tools/bootstrap.sh) installs into it, whatever python3 is first on PATH.
+  name="$1_junitparser" cases=$((cases + 1))
+  /usr/bin/python3 -c '
+import sys
+from junitparser import JUnitXml, Failure
+xml = JUnitXml.fromfile(sys.argv[1])
+cases = [c for suite in xml for c in suite]
+failed = [c for c in cases if any(isinstance(r, Failure) for r in c.result)]
+assert len(cases) == int(sys.argv[2]) and len(failed) == int(sys.argv[3]), (len(cases), len(failed))' "$2" "$3" "$4" \
+    >check.out 2>&1 || fail "$(head -c 600 check.out)"
+}
+junit_valid formats_junit s.xml "$(python3 -c 'import json; print(json.load(open("s.json"))["failures"])')" \
+  "$(python3 -c 'import json; print(json.load(open("s.json"))["failures"])')"
 cmd=$(python3 -c 'import json; print(json.load(open("s.json"))["failing_seeds"][0]["command"])')
 name=formats_replay_as_printed cases=$((cases + 1))
 case "$cmd" in "./lockstep-here replay 'results/failures/"*) ;; *) fail "printed command: $cmd" ;; esac
@@ -330,6 +353,8 @@ import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 cases = root.findall("./testsuite/testcase")
 assert root.get("failures") == "1" and cases[0].find("failure") is None and cases[1].find("failure") is not None' mixed.xml
+junit_valid many_files_junit mixed.xml 2 1
+junit_valid many_files_held_junit both.xml 2 0
 # A directory stands for its *.json files, sorted by name.
 mkdir lib && cp "$S/program_velo.json" lib/b.json && cp "$healthy" lib/a.json && echo ignored >lib/notes.txt
 "$L" explore lib --seeds 1..5 >out 2>err
