@@ -9,6 +9,11 @@
 // (--time, a signal). Each shard stops at its own stop_after-th failure,
 // which is never before the range's stop_after-th, so the walk never runs
 // short of a shard's results before that point.
+//
+// An explore of several FILEs writes one summary per file in one --json; the
+// merge takes each shard's summaries apart and merges those of each file (the
+// same config: scenario, strategy, settings, seed range), in the order the
+// first input lists the files, and writes them as explore would have.
 #include <iostream>
 #include <set>
 
@@ -133,11 +138,41 @@ explore_summary walk(const std::vector<const shard_input*>& shards) {
 int cmd_merge(const std::vector<std::string>& inputs, const explore_options& out) {
   if (out.json_given) check_output_path("--json", out.json_out);
   if (out.junit_given) check_output_path("--junit", out.junit_out);
-  std::vector<shard_input> in;
-  for (const std::string& path : inputs) in.push_back({path, read_summary(path)});
-  const explore_summary m = walk(shards_by_index(in));
-  std::cout << "merged " << in.size() << " shard" << (in.size() == 1 ? "" : "s") << std::endl;
-  return finish_summary(m, write_outputs(out, m));
+  // Each input's summaries, grouped by file: group g holds every input's summary of the g-th file.
+  std::vector<std::vector<shard_input>> groups;
+  std::size_t files = 0;
+  for (const std::string& path : inputs) {
+    std::vector<explore_summary> got = read_summaries(path);
+    if (groups.empty()) {
+      files = got.size();
+      groups.resize(files);
+    } else if (got.size() != files) {
+      throw input_error("merge: " + path + ": expected the summaries of " + std::to_string(files) + " scenario file" +
+                        (files == 1 ? "" : "s") + " as in " + inputs.front() + ", found " + std::to_string(got.size()));
+    }
+    for (std::size_t g = 0; g < files; ++g) {
+      // The g-th file of this input must be the g-th of the first (explore runs FILEs in the order given).
+      if (!groups[g].empty() && got[g].config != groups[g].front().s.config) {
+        const std::string where = first_difference(groups[g].front().s.config, got[g].config);
+        throw input_error("merge: " + path + ": " + (files == 1 ? "" : "/summaries/" + std::to_string(g)) + where +
+                          ": expected the same as in " + groups[g].front().path +
+                          " (shards of one explore share scenario, strategy, settings and seed range), found " +
+                          shown(got[g].config.value(where.substr(8), nlohmann::json())));
+      }
+      groups[g].push_back({path, std::move(got[g])});
+    }
+  }
+  std::vector<explore_summary> merged;
+  for (const auto& group : groups) merged.push_back(walk(shards_by_index(group)));
+  std::cout << "merged " << inputs.size() << " shard" << (inputs.size() == 1 ? "" : "s")
+            << (files == 1 ? "" : " of " + std::to_string(files) + " scenario files") << std::endl;
+  int code = exit_held;
+  for (const explore_summary& m : merged) {
+    const int rc = finish_summary(m, true);
+    if (code == exit_held) code = rc;  // as explore: the first file's that did not hold
+  }
+  const bool written = write_outputs(out, merged);
+  return code == exit_held && !written ? exit_bad_input : code;
 }
 
 }  // namespace lockstep::cli

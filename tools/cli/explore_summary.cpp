@@ -163,11 +163,24 @@ std::uint64_t parse_hash(const json_reader& r, const nlohmann::json& v, const st
 
 }  // namespace
 
-explore_summary read_summary(const std::string& path) {
-  const nlohmann::json root = read_strict_file(path);
-  const json_reader r(path, root);
+namespace {
+
+/// One summary object, at `prefix` in `path` ("" for a single-file summary,
+/// "/summaries/I" inside a several-file one).
+explore_summary summary_from_json(const std::string& path, const nlohmann::json& root, const std::string& prefix) {
+  const json_reader r(path, root, prefix);
   if (!root.is_object()) r.fail("", "an explore summary (a JSON object from explore --json), found " + shown(root));
   if (r.u64("/lockstep_explore_summary") != 1) r.fail("/lockstep_explore_summary", "version 1");
+  // Every field this build writes, and no other: a typo or a field from another tool is refused, not ignored.
+  static const char* const known[] = {"lockstep_explore_summary", "config", "shard", "runs", "failures",
+                                      "failures_by_reason", "distinct_schedules", "stopped", "probe_runs",
+                                      "trace_hashes", "schedule_hashes", "probe_hits", "probe_orders",
+                                      "failing_seeds", "coverage", "wall"};
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || it.key() == k;
+    if (!ok) r.fail("/" + pointer_token(it.key()), "only the fields explore --json writes, found an unknown one");
+  }
   explore_summary s;
   s.config = r.at("/config", "an object");
   if (!s.config.is_object()) r.fail("/config", "an object, found " + shown(s.config));
@@ -233,6 +246,28 @@ explore_summary read_summary(const std::string& path) {
     if (w.is_object() && w.contains("jobs") && w["jobs"].is_number_unsigned()) s.jobs = w["jobs"].get<unsigned>();
   }
   return s;
+}
+
+}  // namespace
+
+std::vector<explore_summary> read_summaries(const std::string& path) {
+  const nlohmann::json root = read_strict_file(path);
+  const json_reader r(path, root);
+  if (!root.is_object() || !root.contains("lockstep_explore_summaries")) return {summary_from_json(path, root, "")};
+  // explore over several FILEs: {"lockstep_explore_summaries": 1, "summaries": [one per file]}.
+  if (r.u64("/lockstep_explore_summaries") != 1) r.fail("/lockstep_explore_summaries", "version 1");
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it.key() != "lockstep_explore_summaries" && it.key() != "summaries") {
+      r.fail("/" + pointer_token(it.key()), "only lockstep_explore_summaries and summaries, found an unknown field");
+    }
+  }
+  const nlohmann::json& all = r.at("/summaries", "an array of explore summaries");
+  if (!all.is_array() || all.empty()) r.fail("/summaries", "a non-empty array of explore summaries, found " + shown(all));
+  std::vector<explore_summary> out;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    out.push_back(summary_from_json(path, all[i], "/summaries/" + std::to_string(i)));
+  }
+  return out;
 }
 
 namespace {

@@ -76,8 +76,9 @@ nlohmann::json to_json(const explore_summary& s);
 /// Several files' summaries: {"lockstep_explore_summaries": 1, "summaries": [each as to_json]}.
 nlohmann::json to_json(const std::vector<explore_summary>& all);
 
-/// Reads a --json file back (strictly: errors name the file and the JSON pointer).
-explore_summary read_summary(const std::string& path);
+/// Reads a --json file back: its one summary, or each file's of a several-file
+/// explore (strictly: errors name the file and the JSON pointer).
+std::vector<explore_summary> read_summaries(const std::string& path);
 
 /// The summary lines every explore and merge ends with; the wall-clock figures
 /// are on the one line that starts with "wall:".

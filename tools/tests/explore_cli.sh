@@ -36,7 +36,8 @@ check() {  # check NAME PYTHON ARGS...: a case that holds when PYTHON (argv in s
 same_json='
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for d in (a, b): d.pop("wall")
+for d in (a, b):
+    for one in d.get("summaries", [d]): one.pop("wall")
 assert a == b, "the summaries differ: " + str([k for k in a if a[k] != b.get(k)])'
 
 # --- (a) --jobs 1 and --jobs 2: the same bytes -------------------------------
@@ -113,6 +114,23 @@ shard_case() {  # shard_case NAME ARGS...
 shard_case canary_cut "$canary" --seeds 1..300 --stop-after 4
 shard_case canary_all "$canary" --seeds 1..200 --stop-after 0
 shard_case healthy_pct "$healthy" --seeds 11..130 --strategy pct --stop-after 0
+# Several FILEs: each shard's --json holds a summary per file; the merge takes
+# them apart and merges each file's (it refused the combined format).
+shard_case two_files "$healthy" "$canary" --seeds 1..90 --stop-after 2
+check shard_two_files_each '
+import json, sys
+d = json.load(open("two_files/merged.json"))
+assert d["lockstep_explore_summaries"] == 1 and len(d["summaries"]) == 2, list(d)
+assert d["summaries"][0]["failures"] == 0 and d["summaries"][1]["failures"] == 2'
+cd two_files || exit 1
+expect shard_two_files_count_differs 2 "merge: ../canary_cut/s1.json: expected the summaries of 2 scenario files as in s0.json, found 1" -- \
+  "$L" merge s0.json ../canary_cut/s1.json
+python3 -c '
+import json
+d = json.load(open("s0.json")); d["summaries"][0]["typo"] = 1; json.dump(d, open("typo.json", "w"))'
+expect merge_unknown_field 2 "typo.json: /summaries/0/typo: expected only the fields explore --json writes, found an unknown one" -- \
+  "$L" merge typo.json s1.json s2.json
+cd .. || exit 1
 check shard_slices '
 import json, sys
 d = [json.load(open("canary_all/s%d.json" % i)) for i in range(3)]
