@@ -23,6 +23,11 @@ inline constexpr int exit_nondeterminism = 4;
 /// into every executable: tools/sanitizer_exit_code.cpp): a code no run uses.
 inline constexpr int exit_sanitizer = 86;
 
+/// An explore stopped by signal `sig` (SIGINT, SIGTERM) before it found any
+/// failure: 128 + sig, as a shell reports a process the signal ended (130,
+/// 143), so a cancelled CI job never reads as one that held.
+constexpr int exit_interrupted(int sig) { return 128 + sig; }
+
 /// The exit code a failed run of this kind gives.
 constexpr int exit_code_of(sim::failure_kind kind) {
   switch (kind) {

@@ -9,6 +9,7 @@
 // --jobs is. Only the progress line (a terminal only) and the wall: line
 // depend on the clock.
 #include <chrono>
+#include <csignal>
 #include <iostream>
 
 #include "tools/cli/explore_runner.hpp"
@@ -74,24 +75,8 @@ failing_seed report(const prepared& p, const run_options& o, const explore_optio
 
 }  // namespace
 
-bool write_outputs(const explore_options& e, const explore_summary& s) {
-  bool ok = true;
-  const auto put = [&](const char* flag, const std::string& path, const std::string& text) {
-    const std::string why = write_output_file(path, text);
-    if (why.empty()) return;
-    std::cerr << "lockstep: " << flag << " " << printable(path, 200) << ": not written: " << why << "\n";
-    ok = false;
-  };
-  // replace: a message with bytes that are not UTF-8 must not lose the summary.
-  if (e.json_given) {
-    put("--json", e.json_out, to_json(s).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  }
-  if (e.junit_given) put("--junit", e.junit_out, junit_xml(s));
-  return ok;
-}
-
-bool write_outputs(const explore_options& e, const std::vector<explore_summary>& all) {
-  if (all.size() == 1) return write_outputs(e, all.front());
+bool write_outputs(const explore_options& e, const std::vector<explore_summary>& all, bool several,
+                   const std::vector<std::string>& not_run) {
   bool ok = true;
   const auto put = [&](const char* flag, const std::string& path, const std::string& text) {
     const std::string why = write_output_file(path, text);
@@ -100,8 +85,10 @@ bool write_outputs(const explore_options& e, const std::vector<explore_summary>&
     ok = false;
   };
   if (e.json_given) {
-    put("--json", e.json_out,
-        to_json(all).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    nlohmann::json j = several ? to_json(all) : to_json(all.front());
+    if (several && !not_run.empty()) j["not_run"] = not_run;
+    // replace: a message with bytes that are not UTF-8 must not lose the summary.
+    put("--json", e.json_out, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   if (e.junit_given) put("--junit", e.junit_out, junit_xml(all));
   return ok;
@@ -204,9 +191,16 @@ int cmd_explore(run_options o, explore_options e) {
   // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
   stop_signals::install();
   std::vector<explore_summary> all;
+  std::vector<std::string> not_run;  // the files after a stop (--time, a signal)
   explore_session session;
   int code = exit_held;
+  std::string stopped;  // what stopped the explore before its last file ended ("": nothing)
   for (const std::string& f : files) {
+    if (!stopped.empty()) {
+      not_run.push_back(f);
+      std::cout << "not run (stopped: " << stopped << "): " << f << "\n";
+      continue;
+    }
     run_options one = o;
     one.file = f;
     all.push_back(explore_file(one, e, session));
@@ -215,13 +209,17 @@ int cmd_explore(run_options o, explore_options e) {
     const int rc = finish_summary(s, true);
     // The exit code is the first file's that did not hold; a signal or --time stops the files after it too.
     if (code == exit_held) code = rc;
-    if (s.stopped != "complete" && s.stopped != "stop-after") break;
+    if (s.stopped != "complete" && s.stopped != "stop-after") stopped = s.stopped;
   }
+  // A stop by a signal with nothing found is not "held": a CI job cancelled
+  // mid-explore must not pass. It exits as a shell reports the signal.
+  if (code == exit_held && stopped == stop_signals::name(SIGINT)) code = exit_interrupted(SIGINT);
+  if (code == exit_held && stopped == stop_signals::name(SIGTERM)) code = exit_interrupted(SIGTERM);
   if (session.unrecorded > 0) {
     std::cout << session.unrecorded << " failures past --max-records " << e.max_records
               << " have no record; each one's rerun command is printed with it\n";
   }
-  const bool written = write_outputs(e, all);
+  const bool written = write_outputs(e, all, files.size() > 1, not_run);
   return code == exit_held && !written ? exit_bad_input : code;
 }
 

@@ -171,7 +171,7 @@ int cmd_merge(const std::vector<std::string>& inputs, const explore_options& out
     const int rc = finish_summary(m, true);
     if (code == exit_held) code = rc;  // as explore: the first file's that did not hold
   }
-  const bool written = write_outputs(out, merged);
+  const bool written = write_outputs(out, merged, files > 1);
   return code == exit_held && !written ? exit_bad_input : code;
 }
 

@@ -257,8 +257,8 @@ std::vector<explore_summary> read_summaries(const std::string& path) {
   // explore over several FILEs: {"lockstep_explore_summaries": 1, "summaries": [one per file]}.
   if (r.u64("/lockstep_explore_summaries") != 1) r.fail("/lockstep_explore_summaries", "version 1");
   for (auto it = root.begin(); it != root.end(); ++it) {
-    if (it.key() != "lockstep_explore_summaries" && it.key() != "summaries") {
-      r.fail("/" + pointer_token(it.key()), "only lockstep_explore_summaries and summaries, found an unknown field");
+    if (it.key() != "lockstep_explore_summaries" && it.key() != "summaries" && it.key() != "not_run") {
+      r.fail("/" + pointer_token(it.key()), "only lockstep_explore_summaries, summaries and not_run, found an unknown field");
     }
   }
   const nlohmann::json& all = r.at("/summaries", "an array of explore summaries");

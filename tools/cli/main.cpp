@@ -33,7 +33,8 @@ constexpr const char* exit_code_table =
     "  4   nondeterminism: a replay that diverged, check-determinism runs that differed\n"
     "  86  a sanitizer report (sanitizer builds link in exitcode=86)\n"
     "  128+N  the process died of signal N (a crash in the code under test); stderr\n"
-    "      names the run and the command that reruns it";
+    "      names the run and the command that reruns it; or explore was stopped by\n"
+    "      SIGINT (130) or SIGTERM (143) before it found a failure";
 
 #ifndef LOCKSTEP_VERSION
 #define LOCKSTEP_VERSION "unknown"

@@ -48,10 +48,11 @@ struct explore_summary;
 /// it found (exit_bad_input when it found nothing but an output was not written).
 int finish_summary(const explore_summary& s, bool outputs_written);
 /// Writes --json and --junit; a failed write is one line on stderr and false.
-bool write_outputs(const explore_options& e, const explore_summary& s);
-/// The same for several files' summaries: one file's as above; several in one
-/// JSON document ({"lockstep_explore_summaries": 1, "summaries": [...]}) and
-/// one JUnit test suite with a testcase each.
-bool write_outputs(const explore_options& e, const std::vector<explore_summary>& all);
+/// One file's summary alone; several FILEs' (`several`: more than one was
+/// given, however many ran) in one JSON document ({"lockstep_explore_summaries":
+/// 1, "summaries": [...], "not_run": [...]}) — `not_run`: the files a stop
+/// (--time, a signal) kept from running — and one JUnit test suite.
+bool write_outputs(const explore_options& e, const std::vector<explore_summary>& all, bool several,
+                   const std::vector<std::string>& not_run = {});
 
 }  // namespace lockstep::cli

@@ -213,7 +213,30 @@ assert len(printed) >= int(sys.argv[2]), len(printed)' "SIG$sig" "$([ "$want" -e
   cd ..
 }
 signal_case sigint INT 1 "failure record: " "$canary"
-signal_case sigterm TERM 0 "^exploring " "$healthy"
+# Nothing found: the exit is 128 + the signal (143), never 0 — a cancelled CI job must not pass.
+signal_case sigterm TERM 143 "^exploring " "$healthy"
+# Several FILEs, stopped in the first: the --json keeps the several-file form,
+# lists the files that did not run, and the exit is 130.
+mkdir -p sig_many && cd sig_many || exit 1
+"$L" explore "$healthy" "$S/program_velo.json" --seeds 1.. --jobs 2 --json many.json >many.out 2>many.err &
+pid=$!
+name=sigint_many_files cases=$((cases + 1))
+if wait_for many.out "^exploring "; then
+  kill -INT $pid
+  wait $pid
+  rc=$?
+  [ $rc -eq 130 ] && grep -q "^not run (stopped: SIGINT): .*program_velo.json" many.out || fail "exit $rc; $(tail -c 300 many.out)"
+  check sigint_many_files_json '
+import json
+d = json.load(open("many.json"))
+assert d["lockstep_explore_summaries"] == 1 and len(d["summaries"]) == 1, list(d)
+assert d["summaries"][0]["stopped"] == "SIGINT"
+assert [f.rsplit("/", 1)[1] for f in d["not_run"]] == ["program_velo.json"], d.get("not_run")'
+else
+  kill -KILL $pid
+  fail "never started"
+fi
+cd .. || exit 1
 
 # --- distinct schedules count decisions, not seeds: fifo makes one schedule ---
 expect schedules_fifo_one 0 "20 runs, 0 failures, 1 distinct schedules" -- \
