@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "tools/strict_json.hpp"
@@ -32,9 +34,11 @@ void check_output_path(const std::string& flag, const std::string& path) {
     const std::string why = writes ? "" : reason();
     ::close(fd);
     if (!writes) throw input_error(named(flag, path) + "cannot write it: " + why);
-    return;
+    if (!S_ISREG(st.st_mode)) return;  // a device or FIFO is written in place
+  } else if (errno != ENOENT) {
+    throw input_error(named(flag, path) + "cannot write it: " + reason());
   }
-  if (errno != ENOENT) throw input_error(named(flag, path) + "cannot write it: " + reason());
+  // A regular file is written beside itself and renamed into place: its directory must take a new file.
   const auto slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -55,9 +59,10 @@ void check_output_dir(const std::string& flag, const std::string& path) {
   }
 }
 
-std::string write_output_file(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return "cannot open it for writing: " + reason();
+namespace {
+
+/// Writes all of `text` to `fd` and closes it; "" or why it failed.
+std::string write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -71,6 +76,50 @@ std::string write_output_file(const std::string& path, const std::string& text) 
   }
   if (::close(fd) != 0) return "closing it failed: " + reason();
   return "";
+}
+
+}  // namespace
+
+std::string write_output_file(const std::string& given, const std::string& text) {
+  struct stat st {};
+  std::string path = given;
+  if (::lstat(given.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    // Through a symbolic link: the file it names is replaced, not the link.
+    if (char* real = ::realpath(given.c_str(), nullptr)) {
+      path = real;
+      std::free(real);
+    }
+  }
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device or FIFO (/dev/null, a pipe): written in place, never replaced.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return "cannot open it for writing: " + reason();
+    return write_all(fd, text);
+  }
+  // A temporary name beside it, renamed over it once whole: a full disk or a
+  // kill mid-write never leaves an empty or a cut file under `path`.
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  static std::atomic<unsigned> serial{0};  // explore writes records from one thread, but stay safe
+  const std::string tmp = dir + "." + base + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return "cannot open it for writing: " + reason();
+  if (std::string why = write_all(fd, text); !why.empty()) {
+    ::unlink(tmp.c_str());
+    return why;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = "renaming it into place failed: " + reason();
+    ::unlink(tmp.c_str());
+    return why;
+  }
+  return "";
+}
+
+void remove_stale_output(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path.c_str());
 }
 
 }  // namespace lockstep::cli

@@ -17,7 +17,15 @@ void check_output_path(const std::string& flag, const std::string& path);
 void check_output_dir(const std::string& flag, const std::string& path);
 
 /// Replaces `path` with `text`; returns "" on success, else why it failed
-/// (open, write or close, with the system's reason).
+/// (open, write, close or rename, with the system's reason). A regular file
+/// is written under a temporary name beside it and renamed into place, so
+/// `path` is never left empty or cut (a full disk, a kill); a device or FIFO
+/// is written in place.
 std::string write_output_file(const std::string& path, const std::string& text);
+
+/// Removes `path` if it is a regular file: an output that a run writes at its
+/// end (explore's --json, --junit) goes away when the run starts, so a run
+/// killed before its end leaves no stale file from an earlier run.
+void remove_stale_output(const std::string& path);
 
 }  // namespace lockstep::cli

@@ -188,6 +188,7 @@ int cmd_explore(run_options o, explore_options e) {
   require_one_file(files, o.record_given ? "--record" : nullptr);
   check_swarm_files(o, files);
   check_every_file(o, files);
+  remove_stale_outputs(e);
   // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
   stop_signals::install();
   std::vector<explore_summary> all;

@@ -152,6 +152,11 @@ void resolve_explore(run_options& o, explore_options& e) {
   if (e.junit_given) check_output_path("--junit", e.junit_out);
 }
 
+void remove_stale_outputs(const explore_options& e) {
+  if (e.json_given) remove_stale_output(e.json_out);
+  if (e.junit_given) remove_stale_output(e.junit_out);
+}
+
 std::vector<std::string> expand_files(const std::vector<std::string>& given) {
   std::vector<std::string> out;
   for (const std::string& g : given) {

@@ -78,6 +78,10 @@ std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::u
 /// Parses and range-checks the text flags into their numbers; checks output paths.
 void resolve(run_options& o, bool with_seed);
 
+/// Removes an earlier run's --json and --junit (once every input was checked):
+/// they are written at the end, and a run killed before it leaves none.
+void remove_stale_outputs(const explore_options& e);
+
 /// Checks explore's flags; --runs N narrows the range to its first N seeds.
 void resolve_explore(run_options& o, explore_options& e);
 

@@ -238,6 +238,33 @@ else
 fi
 cd .. || exit 1
 
+# --- outputs: written whole or not at all ---------------------------------------
+# An earlier run's --json is removed when a run starts (it is written at the
+# end), so a run killed mid-way leaves no stale summary that looks like its own.
+mkdir -p atomic && cd atomic || exit 1
+printf '{"old": true}\n' >stale.json
+"$L" explore "$healthy" --seeds 1.. --jobs 1 --json stale.json >kill.out 2>&1 &
+pid=$!
+name=killed_run_leaves_no_stale_json cases=$((cases + 1))
+if wait_for kill.out "^exploring "; then
+  kill -KILL $pid
+  wait $pid 2>/dev/null
+  [ ! -e stale.json ] && [ -z "$(ls -A | grep -v kill.out)" ] || fail "left behind: $(ls -A | tr '\n' ' ')"
+else
+  kill -KILL $pid
+  fail "never started"
+fi
+# Through a symbolic link the file it names is replaced (the link stays); a
+# device is written in place.
+printf 'old\n' >target.json && ln -s target.json link.json
+expect output_through_symlink 0 "all 5 seeds held" -- "$L" explore "$healthy" --seeds 5 --json link.json
+name=output_through_symlink_kept cases=$((cases + 1))
+[ -L link.json ] && grep -q '"lockstep_explore_summary"' target.json || fail "the link was replaced, or the target not written"
+expect output_to_dev_null 0 "all 5 seeds held" -- "$L" explore "$healthy" --seeds 5 --json /dev/null --junit /dev/null
+name=output_no_temporaries_left cases=$((cases + 1))
+[ -z "$(ls -A | grep '\.tmp-')" ] || fail "temporary files left: $(ls -A | grep '\.tmp-')"
+cd .. || exit 1
+
 # --- distinct schedules count decisions, not seeds: fifo makes one schedule ---
 expect schedules_fifo_one 0 "20 runs, 0 failures, 1 distinct schedules" -- \
   "$L" explore "$S/shards_class_budgets_fifo.json" --strategy fifo --seeds 1..20
