@@ -384,6 +384,27 @@ expect nul_byte_in_merge_input 2 "nul.json: byte 16: expected JSON text, found a
 truncate -s 65M huge.json  # sparse: refused from its size, before a byte is read
 expect file_past_size_limit 2 "lockstep: huge.json: expected a file of at most 64 MiB, found 68157440 bytes" -- "$L" run huge.json
 
+# --- arrays far past the schema's maxItems are refused as met -----------------
+# (4,000 repeated `oracles` took 9 s and 1.7 GB in the schema check before the
+# refusal; uniqueItems compared every pair.) Bounded memory makes a relapse fail.
+python3 - "$H" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["oracles"] = ["per_key_order"] * 4000
+json.dump(d, open("many_oracles.json", "w"))
+d["oracles"] = ["per_key_order"]
+d["workload"]["actors"] = d["workload"]["actors"] * 20000
+json.dump(d, open("many_actors.json", "w"))
+PY
+if [ "$asan" != asan ]; then
+  expect many_oracles_refused_at_once 2 "many_oracles.json: /oracles: expected a non-empty list of distinct oracle names" -- \
+    sh -c "ulimit -v 400000 && exec \"$L\" run many_oracles.json"
+  name=many_oracles_says_how_many cases=$((cases + 1))
+  grep -q "(at most 16 items), found 4000 items" err || fail "the refusal does not say the limit and the count"
+  expect many_actors_refused_at_once 2 "many_actors.json: /workload/actors: expected a list of 1 to 64 actors (at most 64 items), found" -- \
+    sh -c "ulimit -v 400000 && exec \"$L\" run many_actors.json"
+fi
+
 # --- --jobs past what the system allows: the run goes on with the threads it got ----
 # (it was "terminate called without an active exception"). An address-space limit
 # below 400 thread stacks of 8 MiB; not under ASan, whose shadow memory needs more.
