@@ -1,5 +1,6 @@
 #include "tools/cli/explore_runner.hpp"
 
+#include <algorithm>
 #include <system_error>
 
 #include "tools/cli/report.hpp"
@@ -8,9 +9,16 @@
 
 namespace lockstep::cli {
 namespace {
-// Seeds per chunk: a lock per chunk, not per run, and a stop still comes
-// within one run (each run checks it).
-constexpr std::uint64_t chunk_seeds = 16;
+// Seeds per chunk at most: a lock per chunk, not per run, and a stop still
+// comes within one run (each run checks it). A small range takes smaller
+// chunks, so that every job gets some: 16 seeds on 8 jobs were one chunk, one
+// job. Outcomes are handed over in seed order whatever the chunks.
+constexpr std::uint64_t max_chunk_seeds = 16;
+
+std::uint64_t chunk_size_for(std::uint64_t last_position, unsigned jobs) {
+  const std::uint64_t per_job = last_position / jobs + 1;  // at least ceil(positions / jobs), no overflow
+  return std::clamp<std::uint64_t>(per_job, 1, max_chunk_seeds);
+}
 }  // namespace
 
 explore_runner::explore_runner(const prepared& p, const run_options& o, seed_slice slice, unsigned jobs)
@@ -20,7 +28,8 @@ explore_runner::explore_runner(const prepared& p, const run_options& o, seed_sli
     exhausted_ = true;
     return;
   }
-  last_chunk_ = slice_.last_position() / chunk_seeds;
+  chunk_seeds_ = chunk_size_for(slice_.last_position(), jobs);
+  last_chunk_ = slice_.last_position() / chunk_seeds_;
   window_ = 4 * static_cast<std::uint64_t>(jobs);
   live_ = jobs;
   workers_.reserve(jobs);
@@ -83,8 +92,8 @@ void explore_runner::work() {
         c = next_chunk_++;
       }
       chunk result;
-      const std::uint64_t begin = c * chunk_seeds;
-      const std::uint64_t end = std::min(slice_.last_position() - begin, chunk_seeds - 1) + begin;  // inclusive
+      const std::uint64_t begin = c * chunk_seeds_;
+      const std::uint64_t end = std::min(slice_.last_position() - begin, chunk_seeds_ - 1) + begin;  // inclusive
       for (std::uint64_t pos = begin;; ++pos) {
         if (stopping_.load(std::memory_order_relaxed)) {
           result.partial = true;

@@ -102,6 +102,7 @@ class explore_runner {
   std::size_t consume_pos_ = 0;
   std::map<std::uint64_t, chunk> done_;
   unsigned live_ = 0;
+  std::uint64_t chunk_seeds_ = 16;  // seeds per chunk: fewer for a range too small to give every job 16
   std::string refused_;
   std::atomic<bool> stopping_{false};  // set under m_ (for the waits), read without it between runs
   bool exhausted_ = false;

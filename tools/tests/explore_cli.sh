@@ -61,6 +61,8 @@ jobs_case() {  # jobs_case NAME ARGS...: explore ARGS with --jobs 1 and 2, in j1
 jobs_case canary_random "$canary" --seeds 1..300 --stop-after 0
 jobs_case healthy_pct "$healthy" --seeds 1..400 --strategy pct --stop-after 0
 jobs_case shards_pct "$S/canaries/shards_skip_final_flush.json" --strategy pct --seeds 1..60 --stop-after 3
+# A range too small for chunks of 16 per job is cut finer (5 seeds a chunk at 2 jobs): the same outcomes.
+jobs_case small_range "$S/canaries/shards_skip_final_flush.json" --seeds 1..9 --stop-after 0
 # --- records: at most --max-records (default 100), into --record-dir ---------------
 # (--stop-after 0 once wrote 1,355 records in 2 s.) Past the cap each failure is
 # still printed with its rerun command, and that command writes its record.
