@@ -20,10 +20,15 @@ std::string named(const std::string& flag, const std::string& path) {
 
 std::string reason() { return std::strerror(errno); }
 
+int dash_fd = -1;  // what `-` writes to; -1: `-` is a file name like any other
+
 }  // namespace
+
+void send_dash_to(int fd) { dash_fd = fd; }
 
 void check_output_path(const std::string& flag, const std::string& path) {
   if (path.empty()) throw input_error(flag + ": expected a file path, found ''");
+  if (path == "-" && dash_fd >= 0) return;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw input_error(named(flag, path) + "expected a file, found a directory");
@@ -81,6 +86,11 @@ std::string write_all(int fd, const std::string& text) {
 }  // namespace
 
 std::string write_output_file(const std::string& given, const std::string& text) {
+  if (given == "-" && dash_fd >= 0) {
+    const int fd = ::dup(dash_fd);  // write_all closes what it is given
+    if (fd < 0) return "cannot write to standard output: " + reason();
+    return write_all(fd, text);
+  }
   struct stat st {};
   std::string path = given;
   if (::lstat(given.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -118,6 +128,7 @@ std::string write_output_file(const std::string& given, const std::string& text)
 }
 
 void remove_stale_output(const std::string& path) {
+  if (path == "-" && dash_fd >= 0) return;
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path.c_str());
 }

@@ -7,6 +7,10 @@
 
 namespace lockstep::cli {
 
+/// `-` names standard output where main() allowed it: the file descriptor
+/// that was stdout (main sends the CLI's own text to stderr meanwhile).
+void send_dash_to(int fd);
+
 /// Throws input_error (naming `flag` and `path`) unless `path` could be
 /// written now: not empty, not a directory, an existing file open for writing
 /// and accepting a write (a zero-byte write: /dev/full refuses even that), or

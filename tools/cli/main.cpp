@@ -5,6 +5,8 @@
 // Every run prints `seed=` first and its trace hash last; every bad input is
 // one line on stderr and exit 2; a crash of the code under test still prints
 // the seed and the command that reruns it (tools/crash_report.hpp).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <new>
@@ -17,6 +19,7 @@
 #include "tools/cli/verbs.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"
+#include "tools/output_file.hpp"
 #include "tools/strict_json.hpp"
 
 namespace lockstep::cli {
@@ -73,6 +76,42 @@ std::optional<int> refuse_empty_values(const CLI::App& app) {
       }
     }
   }
+  return std::nullopt;
+}
+
+/// `-` for standard output: allowed for one text output of the command run
+/// (a trace, a summary, JUnit), whose bytes then go to stdout alone while the
+/// CLI's own lines go to stderr; refused for a record, which is replayed from
+/// its file (the printed replay command names it).
+struct named_output {
+  const char* flag;
+  const std::string* path;
+  bool given;
+};
+std::optional<int> route_dash(const std::vector<named_output>& text_outputs,
+                              const std::vector<named_output>& record_outputs) {
+  for (const named_output& o : record_outputs) {
+    if (o.given && *o.path == "-") {
+      std::cerr << "lockstep: " << o.flag << ": expected a file path (a record is replayed from its file), found '-'\n";
+      return exit_bad_input;
+    }
+  }
+  std::vector<const char*> dashes;
+  for (const named_output& o : text_outputs)
+    if (o.given && *o.path == "-") dashes.push_back(o.flag);
+  if (dashes.empty()) return std::nullopt;
+  if (dashes.size() > 1) {
+    std::cerr << "lockstep: " << dashes[0] << " and " << dashes[1]
+              << ": expected at most one output on standard output ('-'), found " << dashes.size() << "\n";
+    return exit_bad_input;
+  }
+  std::cout.flush();
+  const int out = ::dup(STDOUT_FILENO);
+  if (out < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::cerr << "lockstep: " << dashes[0] << " -: cannot write to standard output\n";
+    return exit_bad_input;
+  }
+  send_dash_to(out);
   return std::nullopt;
 }
 
@@ -240,6 +279,20 @@ int main(int argc, char** argv) {
     }
     return refuse_verb(app, "help ", help_topic.front());
   }
+  const std::vector<named_output> text_outputs = {
+      {"--trace", &run_opts.trace_out, *run && run_opts.trace_given},
+      {"--trace", &replay_trace, *replay && replay->count("--trace") > 0},
+      {"-o", &trace_opts.out, static_cast<bool>(*trace)},
+      {"--json", &explore_more.json_out, *explore && explore_more.json_given},
+      {"--junit", &explore_more.junit_out, *explore && explore_more.junit_given},
+      {"--json", &merge_out.json_out, *merge && merge_out.json_given},
+      {"--junit", &merge_out.junit_out, *merge && merge_out.junit_given}};
+  const std::vector<named_output> record_outputs = {
+      {"--record", &run_opts.record_out, *run && run_opts.record_given},
+      {"--record", &explore_opts.record_out, *explore && explore_opts.record_given},
+      {"--record", &replay_more.record_out, *replay && replay_more.record_given},
+      {"-o", &shrink_opts.out, *shrink && shrink->count("--out") > 0}};
+  if (const auto refused = route_dash(text_outputs, record_outputs)) return *refused;
   try {
     if (*run) return cmd_run(run_opts);
     if (*explore) return cmd_explore(explore_opts, explore_more);

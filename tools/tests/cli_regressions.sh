@@ -376,6 +376,22 @@ expect empty_json 2 "lockstep: --json: expected a value, found an empty one" -- 
 expect determinism_record_refused 2 "lockstep: --record: expected no record with check-determinism" -- \
   "$L" check-determinism "$H" --seeds 2 --record r.json
 
+# --- `-` is standard output for a text output (it wrote a file named "-") --------
+# The output alone goes to stdout; the CLI's own lines go to stderr.
+"$L" explore "$H" --seeds 5 --json - >dash.json 2>dash.err
+rc=$?
+name=dash_json_on_stdout cases=$((cases + 1))
+[ $rc -eq 0 ] && [ ! -e ./- ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["runs"] == 5' dash.json &&
+  grep -q "all 5 seeds held" dash.err || fail "exit $rc; stdout is not the summary alone, or a file '-' was written"
+"$L" run "$H" --seed 3 --trace - >dash.jsonl 2>/dev/null
+name=dash_trace_on_stdout cases=$((cases + 1))
+[ ! -e ./- ] && head -1 dash.jsonl | grep -q '^{"ev":"run","seed":3' && ! grep -q '^seed=' dash.jsonl ||
+  fail "the trace on stdout is mixed with other lines: $(head -c 200 dash.jsonl)"
+expect dash_twice_refused 2 "lockstep: --json and --junit: expected at most one output on standard output ('-'), found 2" -- \
+  "$L" explore "$H" --seeds 2 --json - --junit -
+expect dash_record_refused 2 "lockstep: --record: expected a file path (a record is replayed from its file), found '-'" -- \
+  "$L" run "$H" --record -
+
 # --- input files: a NUL byte, a file past the size limit --------------------------
 printf '{"lockstep": 1}\0{"ignored": true}' >nul.json
 expect nul_byte_refused 2 "lockstep: nul.json: byte 16: expected JSON text, found a NUL byte" -- "$L" run nul.json
