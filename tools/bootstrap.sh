@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Installs exactly the Debian packages lockstep needs that are missing.
 # Idempotent: when everything is present it only prints "bootstrap: nothing to install".
+#
+#   tools/bootstrap.sh [demo|all]        what `tools/dev demo` needs (the CLI), or everything (default)
+#   tools/bootstrap.sh --list [demo|all] print that list of packages, install nothing
 set -euo pipefail
 
-packages=(
-  cmake make ninja-build g++ clang  # build (Ninja: tools/dev), and the second compiler for the determinism cross-check
+# The CLI and the libraries: what `tools/dev demo` builds.
+demo_packages=(
+  cmake make ninja-build g++     # build (Ninja: tools/dev)
   libboost-context-dev           # fibers
-  libboost-test-dev              # unit tests
-  libgtest-dev                   # the example consumer's GoogleTest case (tools/examples)
   libcli11-dev                   # the lockstep CLI
   nlohmann-json3-dev             # scenarios, traces, failure records
   libxxhash-dev                  # the trace hash (XXH3, header-only)
+)
+# Everything else `tools/dev test` builds and runs.
+test_packages=(
+  clang                          # the second compiler for the determinism cross-check, ASan, TSan
+  libboost-test-dev              # unit tests
+  libgtest-dev                   # the example consumer's GoogleTest case (tools/examples)
   librapidcheck-dev              # property tests
   libbenchmark-dev               # benchmarks
   libclang-rt-14-dev             # clang's sanitizer runtimes
@@ -18,7 +26,23 @@ packages=(
   python3-jsonschema             # the independent schema check of the bundled scenarios (ctest)
   libxml2-utils                  # xmllint: explore's JUnit checked against its XSD (ctest)
   python3-junitparser            # explore's JUnit read back by a JUnit parser (ctest)
+  pkg-config dpkg-dev            # package_install: lockstep.pc read back, the .deb's Depends (dpkg-shlibdeps)
 )
+
+list_only=0
+if [ "${1:-}" = --list ]; then
+  list_only=1
+  shift
+fi
+case "${1:-all}" in
+  demo) packages=("${demo_packages[@]}") ;;
+  all) packages=("${demo_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: tools/bootstrap.sh [--list] [demo|all]" >&2; exit 2 ;;
+esac
+if [ "$list_only" -eq 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
