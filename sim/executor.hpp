@@ -271,7 +271,7 @@ class executor {
   /// After a switch, a fiber's own pointers come back only with its saved
   /// registers and stack lines, which at a thousand fibers are cache misses;
   /// the thread-local is always at hand, so the next decision need not wait
-  /// for them (a 1,024-fiber step, bench_sim_step: see README).
+  /// for them (a 1,024-fiber step, bench_sim_step: see docs/performance.md).
   static void yield_running();
   /// Parks the current fiber until woken (by notify, the deadline, or — for a
   /// cancellable wait — cancellation, which throws fiber_cancelled here).

@@ -27,6 +27,7 @@ test_packages=(
   libxml2-utils                  # xmllint: explore's JUnit checked against its XSD (ctest)
   python3-junitparser            # explore's JUnit read back by a JUnit parser (ctest)
   pkg-config dpkg-dev            # package_install: lockstep.pc read back, the .deb's Depends (dpkg-shlibdeps)
+  python3-yaml                   # docs_check: the CI recipes in docs/ci/ parsed
 )
 
 list_only=0

@@ -1,6 +1,6 @@
 // Exit codes of every lockstep command, in one place (after TigerBeetle's
 // vopr: correctness, liveness and nondeterminism are told apart), so a script
-// can act on them. `lockstep --help` and the README list the same table.
+// can act on them. `lockstep --help` and docs/cli.md list the same table.
 #pragma once
 
 #include "sim/executor.hpp"

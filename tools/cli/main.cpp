@@ -1,7 +1,7 @@
 // The lockstep command line: run scenario files, explore seeds, replay
 // failure records, check determinism.
 //
-// Exit codes: tools/exit_codes.hpp (the table is in --help and the README).
+// Exit codes: tools/exit_codes.hpp (the table is in --help and docs/cli.md).
 // Every run prints `seed=` first and its trace hash last; every bad input is
 // one line on stderr and exit 2; a crash of the code under test still prints
 // the seed and the command that reruns it (tools/crash_report.hpp).

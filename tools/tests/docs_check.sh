@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The docs hold: (a) docs/cli-reference.md is what the binary prints
+# (tools/docs/cli_reference.sh); (b) every relative link in README.md and
+# docs/*.md names a file that exists; (c) the CI recipes in docs/ci/ parse
+# (YAML, sh) and have the shape docs/ci.md describes; (d) every shell command
+# in README.md runs as written against this build — from a scratch folder
+# where `scenarios` is the repository's — and exits 0 or 1 (1: a failure it
+# shows on purpose); a block after `<!-- doctest: skip (why) -->` is not run.
+#
+#   docs_check.sh LOCKSTEP_BINARY SOURCE_DIR
+set -u
+L=$(realpath "$1")
+src=$(realpath "$2")
+work=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-docs.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failures=0
+cases=0
+fail() { echo "FAIL [$name]: $*"; failures=$((failures + 1)); }
+
+# (a) the CLI reference
+name=cli_reference_current cases=$((cases + 1))
+"$src/tools/docs/cli_reference.sh" "$L" >"$work/cli-reference.md" 2>"$work/ref.err" || fail "the generator failed: $(cat "$work/ref.err")"
+diff -u "$src/docs/cli-reference.md" "$work/cli-reference.md" >"$work/ref.diff" ||
+  fail "docs/cli-reference.md differs from the binary's help (regenerate it): $(head -20 "$work/ref.diff")"
+
+# (b) relative links
+name=links_resolve cases=$((cases + 1))
+python3 - "$src" >"$work/links.out" 2>&1 <<'PY' || fail "$(cat "$work/links.out")"
+import pathlib, re, sys
+src = pathlib.Path(sys.argv[1])
+bad = []
+for page in [src / "README.md", *sorted((src / "docs").glob("*.md"))]:
+    text = page.read_text()
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # links inside code are not links
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        if not (page.parent / target).exists():
+            bad.append(f"{page.relative_to(src)}: {target}")
+assert not bad, "links to nothing: " + ", ".join(bad)
+PY
+
+# (c) the CI recipes: Debian's python3 has python3-yaml (tools/bootstrap.sh).
+name=ci_recipes_parse cases=$((cases + 1))
+/usr/bin/python3 - "$src/docs/ci" >"$work/recipes.out" 2>&1 <<'PY' || fail "$(tail -5 "$work/recipes.out")"
+import pathlib, sys, yaml
+ci = pathlib.Path(sys.argv[1])
+gh = yaml.safe_load((ci / "github-actions.yml").read_text())
+assert gh["jobs"]["explore"]["strategy"]["matrix"]["shard"] == [0, 1, 2, 3], "github: the shard matrix"
+assert gh["jobs"]["merge"]["needs"] == "explore", "github: merge after the shards"
+steps = " ".join(str(s.get("run", "")) for s in gh["jobs"]["explore"]["steps"])
+assert "--shard ${{ matrix.shard }}/4" in steps and "--json shard-" in steps, "github: each shard's summary"
+gl = yaml.safe_load((ci / "gitlab-ci.yml").read_text())
+assert gl["explore"]["parallel"] == 4 and "CI_NODE_INDEX - 1" in " ".join(gl["explore"]["script"]), "gitlab: shards from 0"
+assert gl["merge"]["artifacts"]["reports"]["junit"] == "junit.xml", "gitlab: the JUnit report"
+k8s = yaml.safe_load((ci / "k8s-indexed-job.yaml").read_text())
+assert k8s["kind"] == "Job" and k8s["spec"]["completionMode"] == "Indexed", "k8s: an Indexed Job"
+assert "$JOB_COMPLETION_INDEX/8" in k8s["spec"]["template"]["spec"]["containers"][0]["args"][0], "k8s: its shard"
+assert k8s["spec"]["completions"] == 8
+PY
+name=ci_recipe_slurm_parses cases=$((cases + 1))
+sh -n "$src/docs/ci/slurm-array.sh" 2>"$work/sh.err" && grep -q '^#SBATCH --array=0-15' "$src/docs/ci/slurm-array.sh" &&
+  grep -q -- '--shard "$SLURM_ARRAY_TASK_ID/16"' "$src/docs/ci/slurm-array.sh" || fail "slurm-array.sh: $(cat "$work/sh.err")"
+# Every lockstep command line in the recipes uses flags this binary knows: run
+# it on a tiny range (3 seeds) in a scratch folder.
+name=ci_recipe_commands_run cases=$((cases + 1))
+mkdir -p "$work/recipes" && ln -s "$src/scenarios" "$work/recipes/scenarios"
+python3 - "$src/docs/ci" >"$work/recipe_cmds" <<'PY'
+import pathlib, re, sys
+for f in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    text = re.sub(r"\$\{\{[^}]*\}\}", "0", f.read_text().replace("\\\n", " "))
+    for m in re.finditer(r"lockstep explore (\S+)([^\n;|]*)", text):
+        args = m.group(2)
+        args = re.sub(r"--seeds \S+", "--seeds 1..3", args)
+        args = re.sub(r"--shard \S+", "--shard 0/2", args)
+        args = re.sub(r"--jobs \S+", "--jobs 1", args)
+        args = re.sub(r"--json \S+", "--json s.json", args)
+        args = re.sub(r"\|\|.*", "", args)
+        path = m.group(1).replace("/src/", "")
+        print(f"{f.name}\tlockstep explore {path}{args}")
+PY
+[ -s "$work/recipe_cmds" ] || fail "no lockstep command found in the recipes"
+while IFS=$'\t' read -r file cmd; do
+  (cd "$work/recipes" && eval "\"$L\" ${cmd#lockstep }" >out 2>err)
+  rc=$?
+  [ $rc -le 1 ] || fail "$file: '$cmd' exited $rc: $(head -c 300 "$work/recipes/err")"
+done <"$work/recipe_cmds"
+
+# (d) README's shell commands, in order, as written.
+mkdir -p "$work/readme/bin" && ln -s "$src/scenarios" "$work/readme/scenarios" && ln -s "$L" "$work/readme/bin/lockstep"
+python3 - "$src/README.md" >"$work/readme_cmds" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+skip = False
+i = 0
+while i < len(lines):
+    line = lines[i]
+    if line.startswith("<!-- doctest: skip"):
+        skip = True
+    elif line.strip() == "```sh":
+        i += 1
+        cmd = ""
+        while lines[i].strip() != "```":
+            cmd += lines[i].rstrip("\\").rstrip() + " " if lines[i].rstrip().endswith("\\") else lines[i]
+            if not lines[i].rstrip().endswith("\\"):
+                if cmd.strip() and not skip:
+                    print(re.sub(r"\s+#.*$", "", cmd).strip())
+                cmd = ""
+            i += 1
+        skip = False
+    elif line.startswith("```"):
+        skip = False
+    i += 1
+PY
+name=readme_has_commands cases=$((cases + 1))
+[ "$(wc -l <"$work/readme_cmds")" -ge 5 ] || fail "found $(wc -l <"$work/readme_cmds") commands in README.md"
+n=0
+while IFS= read -r cmd; do
+  n=$((n + 1))
+  name="readme_command_$n" cases=$((cases + 1))
+  (cd "$work/readme" && PATH="$work/readme/bin:$PATH" timeout 300 sh -c "$cmd" >"out_$n" 2>"err_$n")
+  rc=$?
+  [ $rc -le 1 ] || fail "'$cmd' exited $rc: $(head -c 300 "$work/readme/err_$n")"
+done <"$work/readme_cmds"
+
+echo "docs_check: $cases cases, $failures failures"
+[ "$failures" -eq 0 ]
