@@ -62,6 +62,31 @@ int refuse_verb(const CLI::App& app, const std::string& what, const std::string&
   return exit_bad_input;
 }
 
+/// What each flag takes, as --help shows it (CLI11 would say TEXT for all of
+/// them: the CLI reads every value as text and parses it itself, for its
+/// one-line errors). Ranges and defaults are in the descriptions.
+void name_value_types(CLI::App& app) {
+  static const std::pair<const char*, const char*> types[] = {
+      {"--seed", "UINT64"}, {"--first-seed", "UINT64"}, {"--seeds", "N|A..B|A.."},
+      {"--jobs", "1..1024"}, {"--runs", "N"}, {"--time", "DURATION"}, {"--stop-after", "N"},
+      {"--max-records", "N"}, {"--shard", "I/N"}, {"--cores", "1..64"}, {"--pct-depth", "1..64"},
+      {"--pct-steps", "N"}, {"--max-steps", "N"}, {"--max-runs", "N"}, {"--time-scale", "1..1000000"},
+      {"--strategy", "STRATEGY"}, {"--backend", "BACKEND"}, {"--format", "FORMAT"}, {"--trace", "FILE|-"}, {"--json", "FILE|-"}, {"--junit", "FILE|-"}, {"--record", "FILE"},
+      {"--output", "FILE|-"}, {"--out", "FILE"}, {"--record-dir", "DIR"}, {"--library", "DIR"}};
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    for (CLI::Option* opt : sub->get_options()) {
+      if (opt->get_name() == "files") opt->type_name("FILE|DIR");
+      if (opt->get_name() == "results" || opt->get_name() == "record" || opt->get_name() == "input") opt->type_name("FILE");
+      if (opt->get_name() == "verb") opt->type_name("VERB");
+      for (const auto& [flag, type] : types) {
+        for (const std::string& name : opt->get_lnames()) {
+          if ("--" + name == flag) opt->type_name(type);
+        }
+      }
+    }
+  }
+}
+
 /// A flag given an empty value (`--jobs ''`) is refused, never read as "not
 /// given": `--seeds 1.. --time ''` would otherwise be an unbounded run.
 std::optional<int> refuse_empty_values(const CLI::App& app) {
@@ -223,6 +248,7 @@ int main(int argc, char** argv) {
   auto* help = app.add_subcommand("help", "print the help of lockstep, or of one VERB");
   help->add_option("verb", help_topic, "a verb (run, explore, ...)")->expected(0, 1);
 
+  name_value_types(app);
   if (const auto refused = refuse_unknown_verb(app, argc, argv)) return *refused;
   try {
     app.parse(argc, argv);

@@ -204,7 +204,8 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
                  "combines the shards' --json files");
   app.add_option("--json", e.json_out, "write the summary as JSON to this file (the input of `lockstep merge`)");
   app.add_option("--junit", e.junit_out,
-                 "write JUnit XML to this file: one testcase per scenario and strategy, a failure per failing seed");
+                 "write JUnit XML to this file: one testcase per failing seed (its one failure: seed, reason, "
+                 "replay command) and one per file that held");
 }
 
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {

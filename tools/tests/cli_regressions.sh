@@ -359,6 +359,12 @@ expect help_verb 0 "Usage:" -- "$L" help
 name=help_verb_lists_verbs cases=$((cases + 1))
 grep -q "explore" out && grep -q "check-determinism" out || fail "lockstep help does not list the verbs"
 expect help_of_a_verb 0 "--stop-after" -- "$L" help explore
+# Every value is typed in --help (CLI11's default said TEXT for every flag).
+name=help_values_typed cases=$((cases + 1))
+for verb in run explore merge replay shrink check-determinism trace demo; do
+  "$L" help "$verb" | grep -n 'TEXT' && fail "lockstep help $verb shows an untyped value (above)"
+done
+expect help_explore_typed 0 "--jobs 1..1024" -- "$L" help explore
 expect help_of_a_mistyped_verb 2 "lockstep: help exploer: expected a verb (run, explore," -- "$L" help exploer
 expect mistyped_verb 2 "lockstep: explor: expected a verb (run, explore, merge, replay, shrink, check-determinism, trace, demo, version, help); did you mean 'explore'?" -- "$L" explor "$H"
 expect unknown_verb_far_from_all 2 "lockstep: frobnicate: expected a verb (" -- "$L" frobnicate
