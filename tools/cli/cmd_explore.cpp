@@ -46,6 +46,7 @@ nlohmann::json config_json(const prepared& p, const run_options& o, const explor
   c["seeds"] = {{"first", o.first_seed}, {"last", o.last_seed}};
   c["stop_after"] = e.stop_after;
   if (p.swarm_document) c["swarm"] = true;  // each seed drew its own configuration from the ranges
+  if (!p.generator.empty()) c["generate"] = p.generator;  // each seed drew its whole scenario; the document is the first seed's
   return c;
 }
 
@@ -110,7 +111,7 @@ namespace {
 
 /// One file's explore, to its summary (printed by the caller).
 explore_summary explore_file(run_options o, const explore_options& e, explore_session& session) {
-  const prepared p = prepare(o);
+  const prepared p = o.generate.empty() ? prepare(o) : prepare_generated(o);
   std::cout << "exploring scenario=" << p.name << " strategy=" << o.strategy
             << " cores=" << o.cores << " seeds=" << o.first_seed << ".." << o.last_seed;
   if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
@@ -184,10 +185,14 @@ explore_summary explore_file(run_options o, const explore_options& e, explore_se
 int cmd_explore(run_options o, explore_options e) {
   resolve(o, false);
   resolve_explore(o, e);
-  const std::vector<std::string> files = expand_files(o.files);
+  // --generate: one explore of drawn scenarios, named like a file.
+  const std::vector<std::string> files =
+      o.generate.empty() ? expand_files(o.files) : std::vector<std::string>{"generated-" + o.generate};
   require_one_file(files, o.record_given ? "--record" : nullptr);
-  check_swarm_files(o, files);
-  check_every_file(o, files);
+  if (o.generate.empty()) {
+    check_swarm_files(o, files);
+    check_every_file(o, files);
+  }
   remove_stale_outputs(e);
   // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
   stop_signals::install();

@@ -67,8 +67,17 @@ seed_outcome explore_runner::run_seed(std::uint64_t seed) const {
   out.seed = seed;
   auto c = config_of(o_, seed, sim::trace_mode::hash);
   out.probed = c.strategy == "pct" && c.options.pct_steps == 0;
-  c = describe_and_size(p_, c);
-  auto r = run_once(p_, c);
+  // --generate: the seed's scenario, drawn once here and run as it is, on
+  // its own cores unless --cores says otherwise.
+  prepared drawn;
+  if (!p_.generator.empty()) {
+    drawn = for_seed(p_, seed);
+    drawn.generator.clear();
+    if (!o_.cores_given) c.cores = drawn.scen->cores;
+  }
+  const prepared& p = p_.generator.empty() ? p_ : drawn;
+  c = describe_and_size(p, c);
+  auto r = run_once(p, c);
   crash_report::clear();
   out.trace_hash = r.trace_hash;
   out.schedule_hash = schedule_hash_of(r);

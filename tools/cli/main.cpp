@@ -182,6 +182,7 @@ int main(int argc, char** argv) {
   add_run_flags(*explore, explore_opts, false);
   add_explore_flags(*explore, explore_more);
   add_swarm_flag(*explore, explore_opts);
+  add_generate_flag(*explore, explore_opts);
 
   std::vector<std::string> merge_inputs;
   explore_options merge_out;
@@ -243,6 +244,18 @@ int main(int argc, char** argv) {
   demo->add_option("--library", demo_library, "the scenario library (its canaries/ holds the planted bugs)");
   demo->add_option("--seeds", demo_seeds, "seeds 1..N for every scenario and strategy (default 200)");
 
+  std::string generate_component;
+  run_options generate_opts;
+  auto* generate = app.add_subcommand(
+      "generate", "print the scenario documents explore --generate COMPONENT runs: one seed's, or a range's as "
+                  "JSON Lines (one document per seed)");
+  generate->add_option("component", generate_component, "lanes | shards | flights | any")
+      ->required()
+      ->check(CLI::IsMember({"lanes", "shards", "flights", "any"}))
+      ->type_name("COMPONENT");
+  generate->add_option("--seed", generate_opts.seed_text, "the one seed whose document to print, pretty (default 1)");
+  generate->add_option("--seeds", generate_opts.seeds_text,
+                       "a count from 1 or a range A..B (at most 1000000 seeds): one compact document per line");
   auto* version = app.add_subcommand("version", "print lockstep's version");
   std::vector<std::string> help_topic;
   auto* help = app.add_subcommand("help", "print the help of lockstep, or of one VERB");
@@ -264,6 +277,23 @@ int main(int argc, char** argv) {
     return exit_bad_input;
   }
   if (const auto refused = refuse_empty_values(app)) return *refused;
+  // Scenario FILEs: required, but for explore --generate, which draws its own.
+  for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
+    if (!*sub) continue;
+    if (opts->files.empty() && opts->generate.empty()) {
+      std::cerr << "lockstep: files is required (see --help)" << (sub == explore ? "; or --generate COMPONENT" : "")
+                << "\n";
+      return exit_bad_input;
+    }
+    if (!opts->files.empty() && !opts->generate.empty()) {
+      std::cerr << "lockstep: --generate: expected either scenario FILEs or --generate COMPONENT, found both\n";
+      return exit_bad_input;
+    }
+    if (!opts->generate.empty() && opts->swarm) {
+      std::cerr << "lockstep: --generate: expected no --swarm with it (each seed draws its whole scenario already)\n";
+      return exit_bad_input;
+    }
+  }
   for (const auto& [sub, opts] : {std::pair{run, &run_opts}, std::pair{explore, &explore_opts}, std::pair{det, &det_opts}}) {
     opts->record_given = sub->count("--record") > 0;
     opts->cores_given = sub->count("--cores") > 0;
@@ -328,6 +358,12 @@ int main(int argc, char** argv) {
     if (*trace) return cmd_trace(trace_opts);
     if (*shrink) return cmd_shrink(shrink_opts);
     if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
+    if (*generate) {
+      if (generate->count("--seed") > 0 && generate->count("--seeds") > 0) {
+        throw input_error("--seed and --seeds: expected one seed or a range, found both");
+      }
+      return cmd_generate(generate_component, generate_opts, generate->count("--seeds") == 0);
+    }
   } catch (const input_error& e) {
     std::cout.flush();
     std::cerr << "lockstep: " << e.what() << "\n";

@@ -211,8 +211,7 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
   app.add_option("files", o.files,
                  "scenario files (JSON, scenarios/README.md), each run in turn; a directory stands for its "
-                 "*.json files sorted by name")
-      ->required();
+                 "*.json files sorted by name");  // required unless --generate: checked in main
   if (with_seed) {
     app.add_option("--seed", o.seed_text, "seed of the run (decimal, 0 to 2^64-1)");
   } else {
@@ -254,6 +253,14 @@ void add_swarm_flag(CLI::App& app, run_options& o) {
   app.add_flag("--swarm", o.swarm,
                "draw each run's configuration from its seed within the file's swarm ranges ({\"range\": [lo, hi]}, "
                "{\"one_of\": [...]}; scenarios/README.md); a failure's record holds the values drawn");
+}
+
+void add_generate_flag(CLI::App& app, run_options& o) {
+  app.add_option("--generate", o.generate,
+                 "instead of FILEs: each seed draws a whole scenario (configuration, behaviour, actors and "
+                 "steps) of COMPONENT and runs it; a failure's record holds the scenario drawn")
+      ->check(CLI::IsMember({"lanes", "shards", "flights", "any"}))
+      ->type_name("COMPONENT");
 }
 
 void add_replay_backend_flag(CLI::App& app) {

@@ -30,6 +30,7 @@ struct run_options {
   bool first_seed_given = false;
   // --swarm (run, explore): a file's swarm ranges are drawn from each seed (tools/scenario/swarm.hpp).
   bool swarm = false;
+  std::string generate;  // explore --generate COMPONENT: each seed draws a whole scenario ("": files)
   // --backend threads (run only): the real pinned-thread backend, its clock
   // real, each virtual ns of the file taking time_scale real ns.
   std::string backend = "sim";
@@ -102,6 +103,8 @@ void require_one_file(const std::vector<std::string>& files, const char* flag);
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
 
 /// Adds --swarm (run and explore).
+/// explore's --generate COMPONENT (lanes, shards, flights, any).
+void add_generate_flag(CLI::App& app, run_options& o);
 void add_swarm_flag(CLI::App& app, run_options& o);
 
 /// replay's --backend: sim only, and a threads one refused saying why.

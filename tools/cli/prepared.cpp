@@ -2,6 +2,7 @@
 
 #include "tools/cli/report.hpp"
 #include "tools/crash_report.hpp"
+#include "tools/scenario/generate.hpp"
 #include "tools/scenario/run_scenario.hpp"
 #include "tools/scenario/scenario_reader.hpp"
 #include "tools/scenario/schema_check.hpp"
@@ -32,6 +33,15 @@ std::shared_ptr<const nlohmann::json> swarm_document_of(const run_options& o, co
 }  // namespace
 
 prepared for_seed(const prepared& p, std::uint64_t seed) {
+  if (!p.generator.empty()) {
+    // Checked in full, schema and reader: a generated document that does not
+    // pass is the generator's defect, and fails here rather than running.
+    prepared out = prepare_scenario(
+        scenario::read_scenario(scenario::generate::document(p.generator, seed), p.name));
+    out.name = p.name;
+    out.generator = p.generator;
+    return out;
+  }
   if (!p.swarm_document) return p;
   scenario::swarm::resolution r = scenario::swarm::resolve(*p.swarm_document, seed);
   // The rules that depend on the run (check_run_settings) do not depend on
@@ -66,6 +76,18 @@ prepared prepare(run_options& o) {
   return p;
 }
 
+prepared prepare_generated(run_options& o) {
+  const std::string name = "generated-" + o.generate;
+  scenario::scenario s =
+      scenario::read_scenario(scenario::generate::document(o.generate, o.first_seed), name);
+  if (!o.cores_given) o.cores = s.cores;  // the first seed's; each seed runs on its own (explore_runner)
+  scenario::check_run_settings(s, o.strategy, o.cores);
+  prepared p = prepare_scenario(std::move(s));
+  p.name = name;
+  p.generator = o.generate;
+  return p;
+}
+
 void check_every_file(const run_options& o, const std::vector<std::string>& files) {
   for (const std::string& f : files) {
     run_options one = o;
@@ -87,7 +109,7 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
 }
 
 sim::run_result run_once(const prepared& p, const sim::run_config& c) {
-  if (p.swarm_document) return scenario::run_scenario(c, *for_seed(p, c.seed).scen);
+  if (p.swarm_document || !p.generator.empty()) return scenario::run_scenario(c, *for_seed(p, c.seed).scen);
   return scenario::run_scenario(c, *p.scen);  // applies expect_failure
 }
 

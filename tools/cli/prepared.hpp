@@ -24,10 +24,14 @@ struct prepared {
   std::shared_ptr<const nlohmann::json> swarm_document;
   /// A prepared for one seed of such a file: the values drawn, {pointer: value}; null otherwise.
   nlohmann::json swarm_values;
+  /// explore --generate: the component each seed draws a whole scenario of
+  /// (generate.hpp), which for_seed draws; "" otherwise. `scen` is then the
+  /// scenario drawn for the range's first seed.
+  std::string generator;
 };
 
 /// `p` for one seed: a swarm file's ranges drawn from it (swarm.hpp), with
-/// the values drawn; any other `p` as it is.
+/// the values drawn; a generated scenario drawn for it; any other `p` as it is.
 prepared for_seed(const prepared& p, std::uint64_t seed);
 
 /// --swarm with one FILE that has no swarm ranges is refused (there is nothing
@@ -39,6 +43,9 @@ prepared prepare_scenario(scenario::scenario s);
 /// The scenario FILE the flags name (o.file; its system.cores is the default
 /// for --cores). Run-time rules are checked here.
 prepared prepare(run_options& o);
+
+/// explore --generate: the component's scenarios, one per seed (o.generate).
+prepared prepare_generated(run_options& o);
 
 /// Reads and checks every file before the first runs, so bad input in any
 /// of them is one line and exit 2 before any output.

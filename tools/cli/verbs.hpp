@@ -42,6 +42,8 @@ struct shrink_options {
 };
 int cmd_shrink(const shrink_options& o);
 int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text);
+/// The scenario documents explore --generate COMPONENT runs: --seed N's, or --seeds' as JSON Lines.
+int cmd_generate(const std::string& component, run_options o, bool one_seed);
 
 struct explore_summary;
 /// explore's and merge's ending: the summary printed, the exit code of what

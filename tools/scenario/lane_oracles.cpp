@@ -254,9 +254,11 @@ std::optional<violation> check_lane_log(const std::vector<lane_event>& log, cons
         }
         // A consumer that contains its own failures keeps its lane: the lane
         // closes only as any lane does, idle (reaped) or after the drop, and
-        // never with work of its key still queued.
+        // never with work of its key still queued. A lane that an escaped
+        // panic or a cancel_lane step ended was ended by that, not by the
+        // contained failure before it (found by explore --generate lanes).
         const auto f = failed_on.find(e.lane);
-        if (f != failed_on.end() && lk != lane_key.end()) {
+        if (f != failed_on.end() && lk != lane_key.end() && escaped_on.find(e.lane) == escaped_on.end()) {
           const std::string after = " after its consumer's " + std::string(name_of(f->second.second)) + " on item " +
                                     str(f->second.first);
           // The lane's own unfinished items: the one its consumer was running,

@@ -366,7 +366,7 @@ for verb in run explore merge replay shrink check-determinism trace demo; do
 done
 expect help_explore_typed 0 "--jobs 1..1024" -- "$L" help explore
 expect help_of_a_mistyped_verb 2 "lockstep: help exploer: expected a verb (run, explore," -- "$L" help exploer
-expect mistyped_verb 2 "lockstep: explor: expected a verb (run, explore, merge, replay, shrink, check-determinism, trace, demo, version, help); did you mean 'explore'?" -- "$L" explor "$H"
+expect mistyped_verb 2 "lockstep: explor: expected a verb (run, explore, merge, replay, shrink, check-determinism, trace, demo, generate, version, help); did you mean 'explore'?" -- "$L" explor "$H"
 expect unknown_verb_far_from_all 2 "lockstep: frobnicate: expected a verb (" -- "$L" frobnicate
 name=unknown_verb_no_guess cases=$((cases + 1))
 grep -q "did you mean" err && fail "a word far from every verb got a guess"

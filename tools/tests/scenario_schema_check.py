@@ -33,7 +33,9 @@ if len(files) < 4:
     print(f"FAIL: expected at least 4 bundled scenarios, found {len(files)}")
 
 # A lane file: the edits below reach into system.lanes.
-sample_file = next(f for f in files if f.name.startswith("lanes_"))
+# A lanes file whose first actor starts with a route (the edits below reach into it).
+sample_file = next(f for f in files if f.name.startswith("lanes_") and
+                   "route" in json.loads(f.read_text())["workload"]["actors"][0]["steps"][0])
 sample = json.loads(sample_file.read_text())
 edits = {
     "unknown field": lambda d: d["system"].__setitem__("cache", {}),
