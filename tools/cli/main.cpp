@@ -15,7 +15,7 @@
 
 #include "tools/cli/options.hpp"
 #include "tools/cli/report.hpp"
-#include "tools/cli/suggest.hpp"
+#include "tools/suggest.hpp"
 #include "tools/cli/verbs.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"

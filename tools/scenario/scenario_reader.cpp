@@ -12,6 +12,7 @@
 #include "tools/scenario/schema_check.hpp"
 #include "tools/scenario/swarm.hpp"
 #include "tools/strict_json.hpp"
+#include "tools/suggest.hpp"
 
 namespace lockstep::scenario {
 namespace {
@@ -21,22 +22,6 @@ using cli::printable;
 using cli::shown;
 
 [[noreturn]] void fail(const std::string& file, const std::string& pointer, const std::string& expected);
-
-/// Edit distance, for naming the probe a misspelt name was closest to.
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 /// "must_reach": probes of the components present, each a name in
 /// engine/probes.hpp; a list for every strategy, or an object of lists, one
@@ -68,7 +53,7 @@ void read_must_reach(const std::string& file, const std::string& at, const nlohm
         if (!((c == "lanes" && s.lanes) || (c == "flight" && s.single_flight) || (c == "shards" && s.shards))) {
           continue;
         }
-        const std::size_t d = distance(name, n);
+        const std::size_t d = cli::edit_distance(name, n);  // naming the probe a misspelt name was closest to
         if (d < best) {
           best = d;
           closest = n;

@@ -1,4 +1,4 @@
-// tools/cli/suggest.hpp — "did you mean": the known name closest to a
+// tools/suggest.hpp — "did you mean": the known name closest to a
 // mistyped one, by edit distance (Levenshtein: insertions, deletions and
 // substitutions of one character each cost 1), when it is close enough to be
 // what was meant — at most a third of the longer name's length, and at least
