@@ -862,7 +862,8 @@ run_result executor::run(unique_function main) {
   }
   loop();
   if (!failed_ && !finished(main_)) {
-    fail(failure_kind::deadlock, "deadlock: no fiber can run and no timer is pending. " +
+    // The kind is printed before the message ("deadlock: ..."): the message does not repeat it.
+    fail(failure_kind::deadlock, "no fiber can run and no timer is pending. " +
                                      describe_blocked());
   }
   if (!failed_ && strategy_->unconsumed() > 0) {
