@@ -289,7 +289,7 @@ std::vector<std::string> failures_of(const scenario& sc, const sim::run_config& 
   if (seen != nullptr) tally(w, *seen);
   if (steps != nullptr) *steps += r.steps;
   std::vector<std::string> out = w.violations;
-  if (!r.ok()) out.insert(out.begin(), "run failed: " + r.failed->message);
+  if (!r.ok()) out.insert(out.begin(), "run failed: " + std::string(sim::to_string(r.failed->kind)) + ": " + r.failed->message);
   if (r.ok() && w.final_in_flight != 0) out.push_back("the table is not empty after everything");
   if (r.ok() && !w.final_leader) out.push_back("the key is not servable: a fresh join did not lead");
   return out;
