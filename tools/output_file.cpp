@@ -107,14 +107,17 @@ std::string write_output_file(const std::string& given, const std::string& text)
     return write_all(fd, text);
   }
   // A temporary name beside it, renamed over it once whole: a full disk or a
-  // kill mid-write never leaves an empty or a cut file under `path`.
+  // kill mid-write never leaves an empty or a cut file under `path`. The
+  // temporary name is short whatever `path`'s is, so any name that fits fits.
+  const bool existed = ::stat(path.c_str(), &st) == 0;
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   static std::atomic<unsigned> serial{0};  // explore writes records from one thread, but stay safe
-  const std::string tmp = dir + "." + base + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
+  const std::string tmp = dir + ".lockstep-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) return "cannot open it for writing: " + reason();
+  // A file replaced keeps its permissions.
+  if (existed) (void)::fchmod(fd, st.st_mode & 07777);
   if (std::string why = write_all(fd, text); !why.empty()) {
     ::unlink(tmp.c_str());
     return why;

@@ -263,8 +263,18 @@ expect output_through_symlink 0 "all 5 seeds held" -- "$L" explore "$healthy" --
 name=output_through_symlink_kept cases=$((cases + 1))
 [ -L link.json ] && grep -q '"lockstep_explore_summary"' target.json || fail "the link was replaced, or the target not written"
 expect output_to_dev_null 0 "all 5 seeds held" -- "$L" explore "$healthy" --seeds 5 --json /dev/null --junit /dev/null
+# A name near the system's limit fits (the temporary name is short whatever
+# the file's), and a file replaced keeps its permissions.
+long=$(printf 'n%.0s' $(seq 1 250)).json
+expect output_long_name 0 "all 3 seeds held" -- "$L" explore "$healthy" --seeds 3 --json "$long"
+name=output_long_name_written cases=$((cases + 1))
+grep -q '"lockstep_explore_summary"' "$long" || fail "a 255-byte file name was not written"
+printf 'x' >kept.jsonl && chmod 640 kept.jsonl
+expect output_keeps_mode 0 "outcome=ok" -- "$L" run "$healthy" --seed 3 --trace kept.jsonl
+name=output_keeps_mode_640 cases=$((cases + 1))
+[ "$(stat -c %a kept.jsonl)" = 640 ] && head -c 12 kept.jsonl | grep -q '"ev":"run"' || fail "mode $(stat -c %a kept.jsonl)"
 name=output_no_temporaries_left cases=$((cases + 1))
-[ -z "$(ls -A | grep '\.tmp-')" ] || fail "temporary files left: $(ls -A | grep '\.tmp-')"
+[ -z "$(ls -A | grep '\.tmp')" ] || fail "temporary files left: $(ls -A | grep '\.tmp')"
 cd .. || exit 1
 
 # --- distinct schedules count decisions, not seeds: fifo makes one schedule ---
