@@ -67,16 +67,18 @@ expect canary_rerun 1 "trace_hash=$hash" -- "$L" run "$canary" --seed "$seed" --
 name=canary_trace_bytes cases=$((cases + 1))
 cmp -s elsewhere/replayed.jsonl rerun.jsonl || fail "the replayed trace differs from the rerun's"
 grep -q '"ev":"lanes.lane_closed"' rerun.jsonl || fail "no lane events in the trace"
-expect canary_decrement_at_dequeue 1 "oracle 'capacity' failed" -- \
-  "$L" explore "$S/canaries/lanes_decrement_at_dequeue.json" --seeds 1000 --record dq.json
-for oracle in one_lane_per_key per_key_order; do
-  expect "canary_replace_lane_$oracle" 1 "oracle '$oracle' failed" -- \
-    "$L" explore "$S/canaries/lanes_replace_lane_$oracle.json" --seeds 1000 --record "rl_$oracle.json"
+# The lane router's planted bugs (scenarios/canaries/lanes_*.json), each caught
+# by the oracle it plants a bug for: bug:oracle:seeds. The consumer wrapper's
+# (consumer_*): after a contained panic it loses the lane's next item, or
+# hands it over late.
+for triple in decrement_at_dequeue:capacity:1000 replace_lane_one_lane_per_key:one_lane_per_key:1000 \
+  replace_lane_per_key_order:per_key_order:1000 consumer_loses_after_panic:exactly_once:200 \
+  consumer_reorders_after_panic:per_key_order:200 consumer_loses_after_panic_lane_survives:lane_survives:200 \
+  exit_guard_keeps_entry_cancelled:no_black_hole:50; do
+  IFS=: read -r bug oracle seeds <<<"$triple"
+  expect "canary_lanes_$bug" 1 "oracle '$oracle' failed" -- \
+    "$L" explore "$S/canaries/lanes_$bug.json" --seeds "$seeds" --record "lanes_$bug.json"
 done
-# The consumer wrapper's planted bugs: after a contained panic it loses the
-# lane's next item, or hands it over late.
-expect canary_consumer_loses_after_panic 1 "oracle 'exactly_once' failed" -- \
-  "$L" explore "$S/canaries/lanes_consumer_loses_after_panic.json" --seeds 200 --record cl.json
 expect canary_decrement_at_dequeue_depth 1 "oracle 'capacity' failed" -- \
   "$L" explore "$S/canaries/lanes_decrement_at_dequeue_depth.json" --seeds 50 --record dqd.json
 grep -qF "route() reported depth 0" out || fail "the understated depth is not named"
@@ -85,8 +87,6 @@ expect canary_lane_count_only_grows 1 "lane_count() is 2 once the run settled" -
 expect canary_send_after_unlock_dropped 1 "oracle 'no_black_hole' failed" -- \
   "$L" explore "$S/canaries/lanes_send_after_unlock_dropped.json" --seeds 200 --record sad.json
 grep -qF "no lane of its key ended by an escaped panic or a cancellation" out || fail "the uncaused drop is not named"
-expect canary_exit_guard_keeps_entry_cancelled 1 "oracle 'no_black_hole' failed" -- \
-  "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry_cancelled.json" --seeds 50 --record egc.json
 expect cancel_lane_holds 0 "all 30 seeds held" -- "$L" explore "$S/lanes_cancel_lane_2cores.json" --seeds 30
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['workload']['actors'][0]['steps'].append({'cancel_lane': {'key': 1}}); json.dump(d,open('cl_shards.json','w'))" \
   "$S/shards_backpressure_1core.json"
@@ -96,8 +96,8 @@ expect canary_lane_holds_map 1 "oracle 'lanes_gone' failed" -- \
   "$L" explore "$S/canaries/lanes_lane_holds_map.json" --seeds 50 --record lhm.json
 grep -qE "[0-9]+ of [0-9]+ lanes still open after the router was dropped \(keys [0-9]" out ||
   fail "lane_holds_map: lanes_gone does not name the lanes left open"
-expect canary_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
-  "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record eg.json
+expect canary_lanes_exit_guard_keeps_entry 1 "oracle 'no_black_hole' failed" -- \
+  "$L" explore "$S/canaries/lanes_exit_guard_keeps_entry.json" --seeds 50 --record lanes_exit_guard_keeps_entry.json
 grep -qF "a dead lane swallowed it" out || fail "the black hole is not named"
 # Shard stats as observables: observe reads the last publication, wait_until
 # polls it; a wrong value fails observe by name, one never published is
@@ -140,10 +140,6 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['behaviour']['con
   "$S/lanes_escaped_panic_then_route_1core.json"
 expect bad_escaped_panic_contained 2 'esc_contained.json: /behaviour/consumer/escaped_panic: expected "fails_run" unless contain is false' -- \
   "$L" run esc_contained.json --seed 1
-expect canary_consumer_reorders_after_panic 1 "oracle 'per_key_order' failed" -- \
-  "$L" explore "$S/canaries/lanes_consumer_reorders_after_panic.json" --seeds 200 --record cr.json
-expect canary_consumer_lane_survives 1 "oracle 'lane_survives' failed" -- \
-  "$L" explore "$S/canaries/lanes_consumer_loses_after_panic_lane_survives.json" --seeds 200 --record cs.json
 # Without the wrapper's bug the same files hold: the catch is the bug's.
 for bug in loses reorders; do
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['system']['lanes']['canary']='none'; json.dump(d,open(sys.argv[2],'w'))" \
