@@ -134,9 +134,9 @@ int main(int argc, char** argv) {
   auto* generate = app.add_subcommand(
       "generate", "print the scenario documents explore --generate COMPONENT runs: one seed's, or a range's as "
                   "JSON Lines (one document per seed)");
-  generate->add_option("component", generate_component, "lanes | shards | flights | any")
+  generate->add_option("component", generate_component, "lanes | shards | flights | composed | any")
       ->required()
-      ->check(CLI::IsMember({"lanes", "shards", "flights", "any"}))
+      ->check(CLI::IsMember({"lanes", "shards", "flights", "composed", "any"}))
       ->type_name("COMPONENT");
   generate->add_option("--seed", generate_opts.seed_text, "the one seed whose document to print, pretty (default 1)");
   generate->add_option("--seeds", generate_opts.seeds_text,

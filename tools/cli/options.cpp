@@ -259,7 +259,7 @@ void add_generate_flag(CLI::App& app, run_options& o) {
   app.add_option("--generate", o.generate,
                  "instead of FILEs: each seed draws a whole scenario (configuration, behaviour, actors and "
                  "steps) of COMPONENT and runs it; a failure's record holds the scenario drawn")
-      ->check(CLI::IsMember({"lanes", "shards", "flights", "any"}))
+      ->check(CLI::IsMember({"lanes", "shards", "flights", "composed", "any"}))
       ->type_name("COMPONENT");
 }
 

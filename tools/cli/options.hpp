@@ -103,7 +103,7 @@ void require_one_file(const std::vector<std::string>& files, const char* flag);
 void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
 
 /// Adds --swarm (run and explore).
-/// explore's --generate COMPONENT (lanes, shards, flights, any).
+/// explore's --generate COMPONENT (lanes, shards, flights, composed, any).
 void add_generate_flag(CLI::App& app, run_options& o);
 void add_swarm_flag(CLI::App& app, run_options& o);
 

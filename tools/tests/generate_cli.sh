@@ -32,12 +32,12 @@ for n, line in enumerate(open(sys.argv[2]), 1):
     doc = json.loads(line)
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
     assert not errors, f"document {n}: {errors[0].message} at /{'/'.join(map(str, errors[0].path))}"
-    kinds.update(k for k in ("lanes", "shards", "single_flight") if k in doc["system"])
+    kinds.update(k for k in ("lanes", "shards", "single_flight", "wiring") if k in doc["system"])
     for actor in doc["workload"]["actors"]:
         kinds.update(next(iter(step)) for step in actor["steps"])
 # Every component, and every step kind the generator draws, appears.
-for k in ("lanes", "shards", "single_flight", "route", "submit", "try_submit", "join", "sleep_ns",
-          "cancel_lane", "cancel_worker", "drop_router", "shutdown"):
+for k in ("lanes", "shards", "single_flight", "wiring", "route", "submit", "try_submit", "join", "leave",
+          "wait_until", "sleep_ns", "cancel_lane", "cancel_worker", "drop_router", "shutdown"):
     assert kinds[k] > 0, f"no generated document has {k}: {dict(kinds)}"
 PY
 "$L" generate any --seeds 200 >again.jsonl
@@ -46,7 +46,7 @@ cmp -s <(head -200 docs.jsonl) again.jsonl || fail "the same seeds drew differen
 expect generate_one_seed 0 '"lockstep": 1' -- "$L" generate shards --seed 7
 
 # (b) the engine holds; the same results at any --jobs, and sharded
-for c in lanes shards flights; do
+for c in lanes shards flights composed; do
   for st in random pct; do
     expect "explore_generate_${c}_$st" 0 "all 300 seeds held" -- "$L" explore --generate "$c" --strategy "$st" --seeds 300
   done
@@ -84,7 +84,7 @@ expect generate_record_replays 1 "reproduced: the same trace hash $hash" -- "$L"
 expect generate_record_shrinks 3 "shrunk" -- "$L" shrink "$rec" -o shrunk.json --max-runs 200
 
 # (d) bad input
-expect generate_unknown_component 2 "lockstep: --generate: bogus not in {lanes,shards,flights,any}" -- \
+expect generate_unknown_component 2 "lockstep: --generate: bogus not in {lanes,shards,flights,composed,any}" -- \
   "$L" explore --generate bogus --seeds 2
 expect generate_with_files 2 "lockstep: --generate: expected either scenario FILEs or --generate COMPONENT, found both" -- \
   "$L" explore "$S/program_velo.json" --generate lanes
