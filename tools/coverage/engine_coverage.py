@@ -22,6 +22,10 @@ two such sets: the engine's own unit tests against the scenario library.
                                                    whose demangled name has NAME
         engine/FILE.hpp line TEXT -- REASON       a line whose text contains TEXT
       Exits 1 when a gap is not explained (naming each), 0 otherwise.
+  engine_coverage.py beyond A.json B.json NAME_A NAME_B
+      what each of two sets of runs reaches that the other does not: engine
+      lines run, and branch outcomes taken (per line, the outcomes one takes
+      past the other's), as a markdown table and the lines themselves.
 """
 import json
 import os
@@ -202,7 +206,45 @@ def compare(unit_path, lib_path, explained_path, markdown):
     return 0
 
 
+def beyond(a_path, b_path, name_a, name_b):
+    a = json.load(open(a_path))["lines"]
+    b = json.load(open(b_path))["lines"]
+    empty = [False, 0, 0, [], ""]
+
+    def past(x, y):
+        """Lines x runs and y does not; branch outcomes x takes past y's, line by line."""
+        lines = sorted((k for k, v in x.items() if v[0] and not y.get(k, empty)[0]), key=order)
+        more = sorted(((k, v[1] - y.get(k, empty)[1]) for k, v in x.items() if v[1] > y.get(k, empty)[1]),
+                      key=lambda t: order(t[0]))
+        return lines, more
+
+    def total(x):
+        return sum(1 for v in x.values() if v[0]), sum(v[1] for v in x.values())
+
+    a_lines, a_more = past(a, b)
+    b_lines, b_more = past(b, a)
+    (al, at), (bl, bt) = total(a), total(b)
+    outcomes = sum(max(v[2], b.get(k, empty)[2]) for k, v in a.items())
+    out = [f"| | {name_a} | {name_b} |", "|---|---:|---:|",
+           f"| engine lines run | {al} | {bl} |",
+           f"| engine branch outcomes taken (of {outcomes}) | {at} | {bt} |",
+           f"| lines run only here | {len(a_lines)} | {len(b_lines)} |",
+           f"| branch outcomes taken past the other (lines) | {sum(n for _, n in a_more)} ({len(a_more)}) |"
+           f" {sum(n for _, n in b_more)} ({len(b_more)}) |", ""]
+    for name, lines, more, data in ((name_a, a_lines, a_more, a), (name_b, b_lines, b_more, b)):
+        if lines or more:
+            out.append(f"Reached by {name} only:")
+            out.append("")
+            out += [f"- line `{k}` `{data[k][4]}`" for k in lines]
+            out += [f"- branches `{k}` `{data[k][4]}`: {n} more outcome{'s' if n > 1 else ''}" for k, n in more]
+            out.append("")
+    print("\n".join(out))
+    return 0
+
+
 def main(argv):
+    if len(argv) == 6 and argv[1] == "beyond":
+        return beyond(argv[2], argv[3], argv[4], argv[5])
     if len(argv) >= 5 and argv[1] == "collect":
         return collect(argv[2], argv[3], argv[4])
     if len(argv) >= 4 and argv[1] == "compare":

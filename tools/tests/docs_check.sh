@@ -57,6 +57,11 @@ k8s = yaml.safe_load((ci / "k8s-indexed-job.yaml").read_text())
 assert k8s["kind"] == "Job" and k8s["spec"]["completionMode"] == "Indexed", "k8s: an Indexed Job"
 assert "$JOB_COMPLETION_INDEX/8" in k8s["spec"]["template"]["spec"]["containers"][0]["args"][0], "k8s: its shard"
 assert k8s["spec"]["completions"] == 8
+gen = yaml.safe_load((ci / "github-actions-generate.yml").read_text())
+assert set(gen[True]) == {"pull_request", "schedule"}, "generate: per pull request and nightly"
+runs = [str(s.get("run", "")) for s in gen["jobs"]["generate"]["steps"]]
+assert any("--generate any" in r and "--time 60s" in r and "ctest -L 'property|regressions'" in r for r in runs), "generate: the budgeted pull-request run"
+assert any("ctest -L soak" in r for r in runs) and "LOCKSTEP_SOAK=ON" in " ".join(runs), "generate: the nightly soak"
 PY
 name=ci_recipe_slurm_parses cases=$((cases + 1))
 sh -n "$src/docs/ci/slurm-array.sh" 2>"$work/sh.err" && grep -q '^#SBATCH --array=0-15' "$src/docs/ci/slurm-array.sh" &&

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks every bundled scenario against scenarios/schema/scenario.schema.json
 with an independent validator (python3-jsonschema, Draft 7), so the schema and
-the C++ reader (valijson) cannot drift apart unnoticed. Also checks that the
+the C++ reader (valijson) cannot drift apart unnoticed; and the scenarios
+the failure records in scenarios/regressions/ embed. Also checks that the
 schema itself is valid draft-07, and that it refuses a few edits of a bundled
 file that the C++ reader refuses (an unknown field, a wrong type, a missing
 field), so a schema loosened by mistake fails here.
@@ -28,6 +29,12 @@ for f in files:
     for e in errors:
         failures += 1
         print(f"FAIL {f}: /{'/'.join(map(str, e.path))}: {e.message}")
+# The scenarios the committed failure records embed (scenarios/regressions/).
+for f in sorted(root.glob("regressions/*.json")):
+    errors = sorted(validator.iter_errors(json.loads(f.read_text())["scenario"]), key=lambda e: list(e.path))
+    for e in errors:
+        failures += 1
+        print(f"FAIL {f}: /scenario/{'/'.join(map(str, e.path))}: {e.message}")
 if len(files) < 4:
     failures += 1
     print(f"FAIL: expected at least 4 bundled scenarios, found {len(files)}")
