@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "plant.hpp"
 #include "probes.hpp"
 #include "processor.hpp"
 #include "runtime.hpp"
@@ -35,12 +36,6 @@
 
 namespace lockstep {
 
-/// Deliberately broken router variants, for the scenario canaries only.
-struct router_canary {
-    bool submit_never_waits = false;  ///< submit() hands the work back on a full mailbox, as try_submit() does
-    bool try_submit_next_shard = false;  ///< try_submit() sends to the shard after shard_of(key)
-    bool full_reported_closed = false;   ///< try_submit() reports a full mailbox as closed
-};
 
 template <Runtime R, Work W>
 requires StablyHashable<typename W::key_type>
@@ -51,8 +46,7 @@ public:
     using sender = typename mailbox::sender;
 
     /// One sender per shard, in shard order. Throws std::invalid_argument when empty.
-    router(R& rt, std::vector<sender> mailboxes, router_canary canary = {})
-        : rt_(&rt), senders_(std::move(mailboxes)), canary_(canary) {
+    router(R& rt, std::vector<sender> mailboxes) : rt_(&rt), senders_(std::move(mailboxes)) {
         if (senders_.empty()) {
             throw std::invalid_argument("router: needs at least one shard mailbox");
         }
@@ -78,7 +72,7 @@ public:
         // scheduling point and check a send makes, so a submit that finds
         // room runs exactly as a plain send would.
         send_outcome<mail> first = to.try_send(mail::stamp(std::move(work), rt_->now()));
-        if (first.status == send_status::full && !canary_.submit_never_waits) {
+        if (first.status == send_status::full && !LOCKSTEP_PLANT(shards_submit_never_waits)) {
             LOCKSTEP_PROBE(*rt_, "shards.mailbox_full_suspends");
             return unwrap(to.send(std::move(*first.returned)));
         }
@@ -94,11 +88,11 @@ public:
             LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
             return {send_status::closed, std::move(work)};
         }
-        sender& to = senders_[(shard_of(work.key()) + (canary_.try_submit_next_shard ? 1 : 0)) % shards_];
+        sender& to = senders_[(shard_of(work.key()) + (LOCKSTEP_PLANT(shards_try_submit_next_shard) ? 1 : 0)) % shards_];
         send_outcome<mail> sent = to.try_send(mail::stamp(std::move(work), rt_->now()));
         if (sent.status == send_status::full) {
             LOCKSTEP_PROBE(*rt_, "shards.try_submit_refused_full");
-            if (canary_.full_reported_closed) sent.status = send_status::closed;
+            if (LOCKSTEP_PLANT(shards_full_reported_closed)) sent.status = send_status::closed;
         } else if (sent.status == send_status::closed) {
             LOCKSTEP_PROBE(*rt_, "shards.submit_refused_closed");
         }
@@ -123,7 +117,6 @@ private:
     R* rt_;
     std::vector<sender> senders_;
     std::size_t shards_ = 0;
-    router_canary canary_;
 };
 
 /// N running shards and the router in front of them.

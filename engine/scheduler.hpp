@@ -27,23 +27,13 @@
 #include <utility>
 #include <vector>
 
+#include "plant.hpp"
 #include "disposition.hpp"
 
 namespace lockstep {
 
 using class_id = std::uint32_t;
 
-/// Deliberately broken scheduler variants, for the scenario canaries only
-/// (scenarios/canaries/): each differs from the real scheduler by one defect.
-/// Kept out of scheduler_config so that every aggregate of it stays complete.
-struct scheduler_canary {
-    bool lifo_per_key = false;      ///< a key's new item goes to the front of its FIFO
-    bool ignore_budget = false;     ///< next() dispatches past max_inflight
-    bool refile_to_front = false;   ///< a completed key jumps to the front of its ring
-    bool evict_ignores_age = false; ///< the idle sweep flushes every idle resident key, however recently used
-    bool evict_busy_keys = false;   ///< the idle sweep also flushes resident keys with queued items
-    bool shed_only_past_deadline = false; ///< next() sheds a head only after its deadline, dispatching one due at it
-};
 
 /// Limits of one scheduler; the number of classes is max_inflight.size().
 struct scheduler_config {
@@ -72,8 +62,7 @@ public:
     };
 
     /// Throws std::invalid_argument naming the field on zero classes or a zero budget.
-    explicit scheduler(scheduler_config cfg, scheduler_canary canary = {})
-        : cfg_(std::move(cfg)), canary_(canary) {
+    explicit scheduler(scheduler_config cfg) : cfg_(std::move(cfg)) {
         if (cfg_.max_inflight.empty()) {
             throw std::invalid_argument("scheduler_config.max_inflight: needs at least one class");
         }
@@ -107,7 +96,7 @@ public:
         }
         if (was_empty) {
             e.head = n;
-        } else if (canary_.lifo_per_key) {
+        } else if (LOCKSTEP_PLANT(shards_lifo_per_key)) {
             nodes_[n].next = e.head;
             e.head = n;
             ++e.size;
@@ -146,12 +135,12 @@ public:
     std::optional<dispatch> next(class_id cls, std::int64_t now_ns) {
         require_class(cls, "scheduler::next");
         std::deque<slot>& ring = rings_[cls];
-        while ((inflight_[cls] < cfg_.max_inflight[cls] || canary_.ignore_budget) && !ring.empty()) {
+        while ((inflight_[cls] < cfg_.max_inflight[cls] || LOCKSTEP_PLANT(shards_ignore_budget)) && !ring.empty()) {
             const slot s = ring.front();
             ring.pop_front();
             entry& e = s->second;
             const item& head = *nodes_[e.head].value;
-            if (head.expires_at_ns && (canary_.shed_only_past_deadline ? *head.expires_at_ns < now_ns
+            if (head.expires_at_ns && (LOCKSTEP_PLANT(shards_shed_only_past_deadline) ? *head.expires_at_ns < now_ns
                                                                         : *head.expires_at_ns <= now_ns)) {
                 expired_.emplace_back(s->first, pop_head(e));
                 refile(s);
@@ -204,7 +193,7 @@ public:
             ++resident_;
             e.last_use_ns = now_ns;
         }
-        if (canary_.refile_to_front && e.size > 0) {
+        if (LOCKSTEP_PLANT(shards_refile_to_front) && e.size > 0) {
             rings_[nodes_[e.head].value->cls].push_front(s);
             return;
         }
@@ -216,12 +205,12 @@ public:
     void evict(std::int64_t now_ns, std::vector<std::pair<Key, State>>& out) {
         bool flushed_ready = false;
         for (auto& [key, e] : keys_) {
-            if (canary_.evict_busy_keys && e.ph == phase::idle && e.size > 0 && e.state &&
+            if (LOCKSTEP_PLANT(shards_evict_busy_keys) && e.ph == phase::idle && e.size > 0 && e.state &&
                 now_ns - e.last_use_ns >= cfg_.evict_after_ns) {
-                flushed_ready = true;  // the canary: a key with queued items is not idle
+                flushed_ready = true;  // the planted bug: a key with queued items is not idle
                 start_flush(key, e, out);
             } else if (e.ph == phase::idle && e.size == 0 && e.state &&
-                (now_ns - e.last_use_ns >= cfg_.evict_after_ns || canary_.evict_ignores_age)) {
+                (now_ns - e.last_use_ns >= cfg_.evict_after_ns || LOCKSTEP_PLANT(shards_evict_ignores_age))) {
                 start_flush(key, e, out);
             } else if (e.ph == phase::idle && e.size > 0 && e.state) {
                 notes_ |= note_evict_found_busy;
@@ -390,7 +379,6 @@ private:
     }
 
     scheduler_config cfg_;
-    scheduler_canary canary_;
     table keys_;
     std::vector<node> nodes_;
     std::size_t free_ = none;

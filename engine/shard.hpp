@@ -38,6 +38,7 @@
 #include <variant>
 #include <vector>
 
+#include "plant.hpp"
 #include "probes.hpp"
 #include "processor.hpp"
 #include "runtime.hpp"
@@ -47,27 +48,6 @@
 
 namespace lockstep {
 
-/// Deliberately broken reactor variants, for the race tests' canaries only.
-struct shard_canary {
-    bool skip_final_flush = false;          ///< exit without flushing resident state
-    bool keep_expired_request_ids = false;  ///< leak an expired item's request id
-    bool lose_expired = false;              ///< shed an expired item without on_expired
-    bool ignore_pending_cap = false;        ///< admit from the mailbox past max_pending
-    bool complete_before_process = false;   ///< report an item done before process() runs
-    bool panic_not_in_doubt = false;        ///< count a panic as failed but not in doubt
-    bool clean_error_not_failed = false;    ///< count only in-doubt errors as failed
-    bool panic_uncounted = false;           ///< never count a panic in panicked
-    bool expiry_uncounted = false;          ///< shed an expired item without counting it
-    bool started_before_coalescing = false; ///< count an arrival as started before the duplicate check
-    bool final_flush_uncounted = false;     ///< count only the idle sweep's flushes as evicted
-    bool queue_wait_absolute = false;       ///< add the dispatch time, not the time waited, to queue_wait_ns
-    bool release_id_at_dispatch = false;    ///< free a request id for coalescing when its item dispatches, not completes
-    bool coalesced_uncounted = false;       ///< hand a duplicate to on_coalesced without counting it
-    bool completed_counts_successes = false; ///< count only calls that succeeded as completed
-    bool publish_before_flushes_end = false; ///< publish the last stats as the final flush starts, not once it ends
-    bool no_publish_on_exit = false;        ///< exit without publishing: readers keep the last tick's stats
-    scheduler_canary scheduler;             ///< the scheduler's own planted bugs
-};
 
 /// How a shard runs; defaults follow the seed's ShardConfig::new.
 struct shard_config {
@@ -86,7 +66,6 @@ struct shard_config {
 #else
     bool check_invariants = true;
 #endif
-    shard_canary canary;
 
     /// The seed's ShardConfig::new: these budgets, everything else default.
     static shard_config with_budgets(std::vector<std::size_t> max_inflight) {
@@ -113,13 +92,13 @@ public:
         : rt_(rt),
           cfg_(std::move(cfg)),
           stats_(std::move(stats)),
-          book_(cfg_.scheduler, cfg_.canary.scheduler),
+          book_(cfg_.scheduler),
           wake_(rt),
           mail_rx_(std::move(rx)) {
         auto done = completions::unbounded(rt);
         done_rx_ = std::move(done.second);
         common_ = std::make_shared<common>(
-            common{std::move(processor), std::move(done.first), cfg_.canary.complete_before_process});
+            common{std::move(processor), std::move(done.first)});
         mail_rx_.attach(wake_);
         done_rx_.attach(wake_);
     }
@@ -142,15 +121,15 @@ public:
                 // Resident state is a write-back cache: the scheduler holds the
                 // only copy. Nothing can arrive or dispatch any more, so one pass
                 // hands every state to on_evict and those flushes are the last work.
-                if (std::exchange(final_flush_due_, false) && !cfg_.canary.skip_final_flush) {
+                if (std::exchange(final_flush_due_, false) && !LOCKSTEP_PLANT(shards_skip_final_flush)) {
                     book_.evict_all(flush_buf_);
                     if (!flush_buf_.empty()) {
                         LOCKSTEP_PROBE(rt_, "shards.final_flush_resident");
                     }
                     report_notes();
                     start_flushes();
-                    if (cfg_.canary.publish_before_flushes_end) {
-                        publish();  // the canary: the write-backs are still out
+                    if (LOCKSTEP_PLANT(shards_publish_before_flushes_end)) {
+                        publish();  // the planted bug: the write-backs are still out
                     }
                 }
                 if (outstanding_ == 0) {
@@ -162,7 +141,7 @@ public:
                 now = rt_.now();
             }
         }
-        if (!cfg_.canary.publish_before_flushes_end && !cfg_.canary.no_publish_on_exit) {
+        if (!LOCKSTEP_PLANT(shards_publish_before_flushes_end) && !LOCKSTEP_PLANT(shards_no_publish_on_exit)) {
             publish();
         }
     }
@@ -193,7 +172,6 @@ private:
     struct common {
         P processor;
         typename completions::sender done;
-        bool complete_before_process = false;  // shard_canary: only the canary sets it
     };
 
     // --- turn steps ----------------------------------------------------------
@@ -201,10 +179,10 @@ private:
     void dispatch_ready(std::int64_t now) {
         for (class_id c = 0; c < book_.classes(); ++c) {
             while (std::optional<dispatch> d = book_.next(c, now)) {
-                if (cfg_.canary.release_id_at_dispatch && d->payload.request_id) {
+                if (LOCKSTEP_PLANT(shards_release_id_at_dispatch) && d->payload.request_id) {
                     live_.erase({d->key, *d->payload.request_id});
                 }
-                hot_.queue_wait_ns += cfg_.canary.queue_wait_absolute
+                hot_.queue_wait_ns += LOCKSTEP_PLANT(shards_queue_wait_absolute)
                                           ? now
                                           : std::max<std::int64_t>(0, now - d->payload.enqueued_ns);
                 ++outstanding_;
@@ -250,13 +228,13 @@ private:
         std::size_t shed = 0;
         while (std::optional<std::pair<key_type, stamped<work_type>>> e = book_.pop_expired()) {
             ++shed;
-            if (!cfg_.canary.expiry_uncounted) {
+            if (!LOCKSTEP_PLANT(shards_expiry_uncounted)) {
                 ++hot_.expired;
             }
-            if (e->second.request_id && !cfg_.canary.keep_expired_request_ids) {
+            if (e->second.request_id && !LOCKSTEP_PLANT(shards_keep_expired_request_ids)) {
                 live_.erase({e->first, *e->second.request_id});
             }
-            if (!cfg_.canary.lose_expired) {
+            if (!LOCKSTEP_PLANT(shards_lose_expired)) {
                 common_->processor.on_expired(e->first, std::move(e->second.work));
             }
         }
@@ -278,10 +256,10 @@ private:
                     }
                     break;
                 case 1:
-                    if (open_ && book_.is_saturated() && !cfg_.canary.ignore_pending_cap) {
+                    if (open_ && book_.is_saturated() && !LOCKSTEP_PLANT(shards_ignore_pending_cap)) {
                         LOCKSTEP_PROBE(rt_, "shards.pending_cap_reached");
                     }
-                    if (open_ && (!book_.is_saturated() || cfg_.canary.ignore_pending_cap)) {
+                    if (open_ && (!book_.is_saturated() || LOCKSTEP_PLANT(shards_ignore_pending_cap))) {
                         recv_outcome<mail> r = mail_rx_.try_recv();
                         if (r.status == recv_status::item) {
                             admit_ready(std::move(*r.item), now);
@@ -324,14 +302,14 @@ private:
     void harvest(outcome o, std::int64_t& now) {
         const std::int64_t at = rt_.now();
         if (ran* r = std::get_if<ran>(&o)) {
-            if (!r->failure || !cfg_.canary.completed_counts_successes) {
+            if (!r->failure || !LOCKSTEP_PLANT(shards_completed_counts_successes)) {
                 ++hot_.completed;
             }
-            if (r->failure && (*r->failure == fallout::in_doubt || !cfg_.canary.clean_error_not_failed)) {
+            if (r->failure && (*r->failure == fallout::in_doubt || !LOCKSTEP_PLANT(shards_clean_error_not_failed))) {
                 ++hot_.failed;
             }
             if (r->failure) {
-                if (*r->failure == fallout::in_doubt && !(cfg_.canary.panic_not_in_doubt && r->panicked)) {
+                if (*r->failure == fallout::in_doubt && !(LOCKSTEP_PLANT(shards_panic_not_in_doubt) && r->panicked)) {
                     ++hot_.in_doubt;
                     if (!r->panicked) {
                         LOCKSTEP_PROBE(rt_, "shards.failed_in_doubt");
@@ -341,7 +319,7 @@ private:
                 }
             }
             if (r->panicked) {
-                if (!cfg_.canary.panic_uncounted) {
+                if (!LOCKSTEP_PLANT(shards_panic_uncounted)) {
                     ++hot_.panicked;
                 }
                 if (cfg_.on_panic == panic_policy::abort) {
@@ -371,7 +349,7 @@ private:
         // Only what is already queued, and a bounded amount of it, so a burst of
         // arrivals delays completion harvesting by at most admit_batch items.
         for (std::size_t n = 1; n < std::max<std::size_t>(cfg_.admit_batch, 1); ++n) {
-            if (book_.is_saturated() && !cfg_.canary.ignore_pending_cap) {
+            if (book_.is_saturated() && !LOCKSTEP_PLANT(shards_ignore_pending_cap)) {
                 break;
             }
             recv_outcome<mail> r = mail_rx_.try_recv();
@@ -385,7 +363,7 @@ private:
     }
 
     void admit_one(mail m, std::int64_t now) {
-        if (cfg_.canary.started_before_coalescing) {
+        if (LOCKSTEP_PLANT(shards_started_before_coalescing)) {
             ++hot_.started;
         }
         std::optional<id_type> tracked;
@@ -393,7 +371,7 @@ private:
             // Keyed by (key, id): an id reused by another key is not a duplicate.
             if (!live_.emplace(m.key, *m.request_id).second) {
                 LOCKSTEP_PROBE(rt_, "shards.coalesced_duplicate");
-                if (!cfg_.canary.coalesced_uncounted) {
+                if (!LOCKSTEP_PLANT(shards_coalesced_uncounted)) {
                     ++hot_.coalesced;
                 }
                 common_->processor.on_coalesced(m.key, std::move(m.work));
@@ -401,7 +379,7 @@ private:
             }
             tracked = std::move(m.request_id);
         }
-        if (!cfg_.canary.started_before_coalescing) {
+        if (!LOCKSTEP_PLANT(shards_started_before_coalescing)) {
             ++hot_.started;
         }
         if (m.expires_at_ns && *m.expires_at_ns <= now) {
@@ -430,7 +408,7 @@ private:
             if constexpr (requires(P& p, const key_type& k) { p.on_flush_chosen(k, true); }) {
                 common_->processor.on_flush_chosen(key, !open_);  // sweeps run only while open
             }
-            if (open_ || !cfg_.canary.final_flush_uncounted) {
+            if (open_ || !LOCKSTEP_PLANT(shards_final_flush_uncounted)) {
                 ++hot_.evicted;
             }
             ++outstanding_;
@@ -457,7 +435,7 @@ private:
         check(outstanding_ == inflight + snap.flushing, "outstanding == in flight + flushing");
         check(snap.pending <= cfg_.scheduler.max_pending,
               "pending <= max_pending: admission stops at the cap");
-        check(!cfg_.coalesce_duplicates || cfg_.canary.keep_expired_request_ids ||
+        check(!cfg_.coalesce_duplicates || LOCKSTEP_PLANT(shards_keep_expired_request_ids) ||
                   live_.size() <= snap.pending + inflight,
               "live request ids <= queued + in-flight items");
     }
@@ -472,8 +450,8 @@ private:
 
     /// One dispatched item, start to finish, on its own fiber.
     static void run_item(common& shared, dispatch d) {
-        if (shared.complete_before_process) {
-            // The canary frees the key's slot at once, so the key's next item
+        if (LOCKSTEP_PLANT(shards_complete_before_process)) {
+            // The planted bug frees the key's slot at once, so the key's next item
             // can dispatch while this one is still in process().
             (void)shared.done.send(
                 outcome{ran{d.key, d.cls, std::nullopt, d.payload.request_id, std::nullopt, false, {}}});

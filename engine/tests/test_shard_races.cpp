@@ -81,7 +81,7 @@ struct scenario {
     int ttl_pct = 0, retry_pct = 0, try_pct = 0, gap_pct = 0;
     bool short_idle = false;  // evict_after 0.5 ms in half the runs (else 3600 s)
     enum class script : std::uint8_t { none, expiry, coalesce } special = script::none;
-    shard_canary canary;
+    plant::bug planted = plant::bug::none;  // engine/plant.hpp
     bool detach = false;
 };
 
@@ -203,6 +203,7 @@ outcome run_once(const scenario& sc, const std::string& strategy, std::uint64_t 
     // These runs take ~100-300 scheduling steps: draw PCT's change points from
     // that range, or they would all fall after the run has ended.
     rc.options.pct_steps = 256;
+    const plant::scope planted(sc.planted);
     out.run = sim::run(rc, [&](runtime& rt) {
         w.rt = &rt;
         w.detach = sc.detach;
@@ -215,7 +216,6 @@ outcome run_once(const scenario& sc, const std::string& strategy, std::uint64_t 
         cfg.tick_ns = 1 * ms;
         cfg.coalesce_duplicates = true;
         cfg.check_invariants = true;
-        cfg.canary = sc.canary;
         w.budgets = cfg.scheduler.max_inflight;
 
         std::uint64_t next_uid = 1;
@@ -361,13 +361,13 @@ BOOST_AUTO_TEST_CASE(mixed_programs_keep_order_budgets_state_and_counters) {
 
 BOOST_AUTO_TEST_CASE(canary_a_reactor_that_skips_the_final_flush_is_caught) {
     scenario sc = shutdown_burst();
-    sc.canary.skip_final_flush = true;
+    sc.planted = plant::bug::shards_skip_final_flush;
     BOOST_TEST(caught(sc) > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(canary_a_reactor_that_keeps_expired_request_ids_is_caught) {
     scenario sc = scripted(scenario::script::expiry);
-    sc.canary.keep_expired_request_ids = true;
+    sc.planted = plant::bug::shards_keep_expired_request_ids;
     BOOST_TEST(caught(sc) > 0u);
 }
 

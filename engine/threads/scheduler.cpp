@@ -1,5 +1,7 @@
 #include "engine/threads/scheduler.hpp"
 
+#include "engine/plant.hpp"
+
 #include <cxxabi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -181,7 +183,12 @@ scheduler::~scheduler() { stop_and_join(); }
 void scheduler::start(std::optional<int> pin_to, bool cpu_shared) {
   stop_.store(false);
   sweep_.store(false);
-  thread_ = std::thread([this, pin_to, cpu_shared] { thread_main(pin_to, cpu_shared); });
+  // A planted bug (engine/plant.hpp) is per thread: the core runs with the
+  // one of the thread that started it.
+  thread_ = std::thread([this, pin_to, cpu_shared, planted = plant::current()] {
+    const plant::scope inherited(planted);
+    thread_main(pin_to, cpu_shared);
+  });
 }
 
 void scheduler::stop_and_join() {

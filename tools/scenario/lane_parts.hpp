@@ -76,37 +76,44 @@ class observer final : public lane_observer {
  public:
   observer(Rt& rt, std::shared_ptr<shared_state<Rt>> st) : rt_(rt), st_(std::move(st)) {}
 
+  // Each event is logged before it is counted: the driver waits on the
+  // counts and then judges the log, and on threads a count seen before its
+  // event was logged would judge a log without it (a lane "still open"
+  // after the drop; found by prop_generated_threads).
+
   // Called inside route() under the map lock, on the routing fiber.
   void lane_created() override {
+    if (st_->log.is_open()) {  // teardown: there may be no current fiber to ask
+      lane_event e{lane_event_kind::lane_created};
+      {
+        const std::lock_guard hold(st_->mu);
+        const auto it = st_->routing.find(current_fiber(rt_));
+        if (it != st_->routing.end()) e.key = it->second;
+      }
+      st_->log.record(e);
+    }
     ++st_->created;
     st_->moved.changed();
-    if (!st_->log.is_open()) return;  // teardown: there may be no current fiber to ask
-    lane_event e{lane_event_kind::lane_created};
-    {
-      const std::lock_guard hold(st_->mu);
-      const auto it = st_->routing.find(current_fiber(rt_));
-      if (it != st_->routing.end()) e.key = it->second;
-    }
-    st_->log.record(e);
   }
 
   // Called from a lane's exit guard (a destructor): must not throw.
   void lane_closed() override {
+    if (st_->log.is_open()) {
+      try {
+        lane_event e{lane_event_kind::lane_closed};
+        e.lane = current_fiber(rt_);
+        {
+          const std::lock_guard hold(st_->mu);
+          const auto it = st_->lane_key.find(e.lane);
+          if (it != st_->lane_key.end()) e.key = it->second;
+        }
+        st_->log.record(e);
+      } catch (...) {
+        // Only allocation can fail here; losing one trace line beats terminate().
+      }
+    }
     ++st_->closed;
     st_->moved.changed();
-    if (!st_->log.is_open()) return;
-    try {
-      lane_event e{lane_event_kind::lane_closed};
-      e.lane = current_fiber(rt_);
-      {
-        const std::lock_guard hold(st_->mu);
-        const auto it = st_->lane_key.find(e.lane);
-        if (it != st_->lane_key.end()) e.key = it->second;
-      }
-      st_->log.record(e);
-    } catch (...) {
-      // Only allocation can fail here; losing one trace line beats terminate().
-    }
   }
 
  private:
@@ -149,7 +156,11 @@ struct router_handle {
     const std::lock_guard hold(st.mu);
     return dropped;
   }
-  /// Drops the scenario's handle (once) and logs it.
+  /// Drops the scenario's handle (once) and logs it. Logged as the drop
+  /// begins, before the handle goes: on threads, a lane on another core sees
+  /// the router gone (and logs its close) as soon as the last reference is
+  /// released, and a close logged before the drop would be judged as a lane
+  /// that ended with the router still there (found by prop_generated_threads).
   void drop(shared_state<Rt>& st) {
     std::shared_ptr<Router> last;  // freed outside the lock: the router's destructor may block
     {
@@ -158,8 +169,8 @@ struct router_handle {
       dropped = true;
       last = std::move(router);
     }
-    last.reset();
     st.log.record({lane_event_kind::router_dropped});
+    last.reset();
   }
 };
 
@@ -194,15 +205,15 @@ bool route_logged(Rt& rt, shared_state<Rt>& st, std::shared_ptr<Router> handle, 
     e.kind = r.ok() ? lane_event_kind::routed : lane_event_kind::refused;
     e.depth = r.depth;
     ok = r.ok();
-    if (ok) {
-      ++st.admitted;
-      st.moved.changed();
-    }
     handle.reset();
   } else if (it.watch) {
     it.watch->taken = true;  // never entered the router
   }
   st.log.record(e);
+  if (ok) {  // counted once logged (see observer)
+    ++st.admitted;
+    st.moved.changed();
+  }
   return ok;
 }
 
@@ -216,16 +227,17 @@ item make_item(const scenario& s, const std::shared_ptr<shared_state<Rt>>& st, s
   if (!s.consumer_escape_ends_lane && !s.cancels_lanes) return it;
   it.watch = std::make_shared<drop_watch>();
   it.watch->on_drop = [st, key, producer, seq, id](std::int64_t sent_ns) noexcept {
-    ++st->dropped;
-    st->moved.changed();
-    if (!st->log.is_open()) return;
-    try {
-      lane_event e{lane_event_kind::dropped, 0, key, id, producer, seq, 0, 0};
-      e.sent_ns = sent_ns;
-      st->log.record(e);
-    } catch (...) {
-      // Only allocation can fail here; losing one trace line beats terminate().
+    if (st->log.is_open()) {
+      try {
+        lane_event e{lane_event_kind::dropped, 0, key, id, producer, seq, 0, 0};
+        e.sent_ns = sent_ns;
+        st->log.record(e);
+      } catch (...) {
+        // Only allocation can fail here; losing one trace line beats terminate().
+      }
     }
+    ++st->dropped;  // counted once logged (see observer)
+    st->moved.changed();
   };
   return it;
 }
@@ -293,24 +305,24 @@ bool consume_logged(Rt& rt, const scenario& s, shared_state<Rt>& st, const item&
     // The lane was cancelled mid-call (a cancel_lane step): the call ends here
     // and so does the lane. It counts as handled, as an escaped panic does.
     done.cancelled = true;
-    ++st.handled;
-    st.moved.changed();
     st.log.record(done);
+    ++st.handled;  // counted once logged (see observer)
+    st.moved.changed();
     throw;
   } catch (const consumer_panic&) {
     if (!s.consumer_contains && !s.consumer_escape_ends_lane) throw;  // escapes into the lane and fails the run
     if (!s.consumer_contains) {
       // Escapes into the lane and ends it (the call ended: it counts as handled).
       done.escaped = true;
+      st.log.record(done);
       ++st.handled;
       st.moved.changed();
-      st.log.record(done);
       throw lane_ending_panic();
     }
   }
+  st.log.record(done);
   ++st.handled;
   st.moved.changed();
-  st.log.record(done);
   return done.outcome == consumer_outcome::panic;
 }
 

@@ -26,6 +26,7 @@ namespace lockstep::scenario {
 
 template <class Rt>
 void run_scenario(Rt& rt, const scenario& s) {
+  const plant::scope planted(plant_of(s));
   // The reader guarantees one component, or a wiring for several.
   if (s.composed()) {
     run_composed_scenario(rt, s);
@@ -39,6 +40,7 @@ void run_scenario(Rt& rt, const scenario& s) {
 }
 
 sim::run_result run_scenario(const sim::run_config& config, const scenario& s) {
+  const plant::scope planted(plant_of(s));  // for the whole run, teardown included
   sim::run_result r = sim::run(config, [&s](sim::runtime& rt) { run_scenario(rt, s); });
   if (!s.expect_failure) return r;
   if (r.failed && r.failed->kind == sim::failure_kind::replay_divergence) return r;
@@ -179,6 +181,7 @@ std::int64_t run_budget_ns(const scenario& s) {
 }
 
 void run_threads_scenario(const scenario& s, std::uint32_t cores) {
+  const plant::scope planted(plant_of(s));  // the runtime's cores take it from this thread
   threads::runtime_config config;
   config.cores = cores;
   // Exact timers: a file's durations, scaled, are tens of microseconds, and

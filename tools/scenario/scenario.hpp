@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/plant.hpp"
+
 namespace lockstep::scenario {
 
 /// A duration in ns: fixed (lo == hi) or drawn uniformly from [lo, hi] by rt.random().
@@ -122,37 +124,6 @@ struct lanes_system {
   lanes_canary canary = lanes_canary::none;
 };
 
-/// A planted bug in the shard scheduler (engine/shard.hpp's shard_canary,
-/// engine/scheduler.hpp's scheduler_canary): each names the one defect.
-enum class shards_canary : std::uint8_t {
-  none,
-  skip_final_flush,
-  keep_expired_request_ids,
-  lose_expired,
-  ignore_pending_cap,
-  lifo_per_key,
-  ignore_budget,
-  refile_to_front,
-  complete_before_process,
-  panic_not_in_doubt,
-  evict_ignores_age,
-  submit_never_waits,
-  try_submit_next_shard,
-  full_reported_closed,
-  clean_error_not_failed,
-  panic_uncounted,
-  expiry_uncounted,
-  started_before_coalescing,
-  final_flush_uncounted,
-  queue_wait_absolute,
-  release_id_at_dispatch,
-  coalesced_uncounted,
-  completed_counts_successes,
-  evict_busy_keys,
-  publish_before_flushes_end,
-  shed_only_past_deadline,
-  no_publish_on_exit,
-};
 
 /// The shard scheduler: `count` shards behind one router (engine/router.hpp),
 /// shard i on core i % cores. Defaults follow the seed's ShardConfig::new.
@@ -166,7 +137,9 @@ struct shards_system {
   std::size_t mailbox_capacity = 64;
   bool coalesce_duplicates = false;
   bool panic_abort = false;  ///< panic_policy "abort": a panic ends the run
-  shards_canary canary = shards_canary::none;
+  /// The planted bug its `canary` names (engine/plant.hpp: shards_<canary>),
+  /// active for the run in a selfcheck build; none otherwise.
+  plant::bug canary = plant::bug::none;
 };
 
 /// A planted bug in the single-flight table (tools/scenario/flight_canaries.hpp's broken_flight).
@@ -419,5 +392,9 @@ struct scenario {
     return false;
   }
 };
+
+/// The planted bug a scenario's `canary` fields name (engine/plant.hpp):
+/// active for each of its runs, in a selfcheck build.
+inline plant::bug plant_of(const scenario& s) { return s.shards ? s.shards->canary : plant::bug::none; }
 
 }  // namespace lockstep::scenario

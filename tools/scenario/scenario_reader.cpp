@@ -85,38 +85,13 @@ key_spec key_of(const nlohmann::json& v) {
   return {0, v["random_below"].get<std::uint64_t>()};
 }
 
-shards_canary shards_canary_of(const std::string& name) {
-  static const std::pair<const char*, shards_canary> names[] = {
-      {"skip_final_flush", shards_canary::skip_final_flush},
-      {"keep_expired_request_ids", shards_canary::keep_expired_request_ids},
-      {"lose_expired", shards_canary::lose_expired},
-      {"ignore_pending_cap", shards_canary::ignore_pending_cap},
-      {"lifo_per_key", shards_canary::lifo_per_key},
-      {"ignore_budget", shards_canary::ignore_budget},
-      {"refile_to_front", shards_canary::refile_to_front},
-      {"complete_before_process", shards_canary::complete_before_process},
-      {"panic_not_in_doubt", shards_canary::panic_not_in_doubt},
-      {"evict_ignores_age", shards_canary::evict_ignores_age},
-      {"submit_never_waits", shards_canary::submit_never_waits},
-      {"try_submit_next_shard", shards_canary::try_submit_next_shard},
-      {"full_reported_closed", shards_canary::full_reported_closed},
-      {"clean_error_not_failed", shards_canary::clean_error_not_failed},
-      {"panic_uncounted", shards_canary::panic_uncounted},
-      {"expiry_uncounted", shards_canary::expiry_uncounted},
-      {"started_before_coalescing", shards_canary::started_before_coalescing},
-      {"final_flush_uncounted", shards_canary::final_flush_uncounted},
-      {"queue_wait_absolute", shards_canary::queue_wait_absolute},
-      {"release_id_at_dispatch", shards_canary::release_id_at_dispatch},
-      {"coalesced_uncounted", shards_canary::coalesced_uncounted},
-      {"completed_counts_successes", shards_canary::completed_counts_successes},
-      {"evict_busy_keys", shards_canary::evict_busy_keys},
-      {"publish_before_flushes_end", shards_canary::publish_before_flushes_end},
-      {"shed_only_past_deadline", shards_canary::shed_only_past_deadline},
-      {"no_publish_on_exit", shards_canary::no_publish_on_exit},
-  };
-  for (const auto& [n, c] : names)
-    if (name == n) return c;
-  return shards_canary::none;
+/// The planted bug a shards `canary` names (the schema lists exactly the
+/// shards_* bugs of engine/plant.hpp; test_plants checks the two agree).
+plant::bug shards_plant_of(const std::string& name) {
+  if (name == "none") return plant::bug::none;
+  const std::optional<plant::bug> b = plant::by_name("shards_" + name);
+  if (!b) throw std::logic_error("scenario reader: the schema's shards canary '" + name + "' is no planted bug");
+  return *b;
 }
 
 shards_system shards_of(const nlohmann::json& j) {
@@ -130,7 +105,7 @@ shards_system shards_of(const nlohmann::json& j) {
   out.tick_ns = j.value("tick_ns", out.tick_ns);
   out.coalesce_duplicates = j.value("coalesce_duplicates", false);
   out.panic_abort = j.value("panic_policy", "contain") == "abort";
-  out.canary = shards_canary_of(j.value("canary", "none"));
+  out.canary = shards_plant_of(j.value("canary", "none"));
   return out;
 }
 
@@ -235,7 +210,14 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "consumer_reorders_after_panic") lanes.canary = lanes_canary::consumer_reorders_after_panic;
     s.lanes = lanes;
   }
-  if (sys.contains("shards")) s.shards = shards_of(sys["shards"]);
+  if (sys.contains("shards")) {
+    s.shards = shards_of(sys["shards"]);
+    if (s.shards->canary != plant::bug::none && !plant::compiled_in()) {
+      fail(file, prefix + "/system/shards/canary",
+           "\"none\" in this build: planted bugs are compiled only into a selfcheck build (cmake "
+           "-DLOCKSTEP_SELFCHECK=ON; tools/dev builds one), found " + shown(sys["shards"]["canary"]));
+    }
+  }
   if (sys.contains("single_flight")) {
     flight_system f;
     const std::string canary = sys["single_flight"].value("canary", "none");

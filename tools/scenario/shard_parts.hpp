@@ -202,36 +202,6 @@ inline shard_config config_of(const shards_system& sys) {
   cfg.on_panic = sys.panic_abort ? panic_policy::abort : panic_policy::contain;
   cfg.coalesce_duplicates = sys.coalesce_duplicates;
   cfg.check_invariants = false;
-  switch (sys.canary) {
-    case shards_canary::none: break;
-    case shards_canary::skip_final_flush: cfg.canary.skip_final_flush = true; break;
-    case shards_canary::keep_expired_request_ids: cfg.canary.keep_expired_request_ids = true; break;
-    case shards_canary::lose_expired: cfg.canary.lose_expired = true; break;
-    case shards_canary::ignore_pending_cap: cfg.canary.ignore_pending_cap = true; break;
-    case shards_canary::lifo_per_key: cfg.canary.scheduler.lifo_per_key = true; break;
-    case shards_canary::ignore_budget: cfg.canary.scheduler.ignore_budget = true; break;
-    case shards_canary::refile_to_front: cfg.canary.scheduler.refile_to_front = true; break;
-    case shards_canary::complete_before_process: cfg.canary.complete_before_process = true; break;
-    case shards_canary::panic_not_in_doubt: cfg.canary.panic_not_in_doubt = true; break;
-    case shards_canary::clean_error_not_failed: cfg.canary.clean_error_not_failed = true; break;
-    case shards_canary::panic_uncounted: cfg.canary.panic_uncounted = true; break;
-    case shards_canary::expiry_uncounted: cfg.canary.expiry_uncounted = true; break;
-    case shards_canary::started_before_coalescing: cfg.canary.started_before_coalescing = true; break;
-    case shards_canary::final_flush_uncounted: cfg.canary.final_flush_uncounted = true; break;
-    case shards_canary::queue_wait_absolute: cfg.canary.queue_wait_absolute = true; break;
-    case shards_canary::release_id_at_dispatch: cfg.canary.release_id_at_dispatch = true; break;
-    case shards_canary::coalesced_uncounted: cfg.canary.coalesced_uncounted = true; break;
-    case shards_canary::completed_counts_successes: cfg.canary.completed_counts_successes = true; break;
-    case shards_canary::evict_busy_keys: cfg.canary.scheduler.evict_busy_keys = true; break;
-    case shards_canary::shed_only_past_deadline: cfg.canary.scheduler.shed_only_past_deadline = true; break;
-    case shards_canary::no_publish_on_exit: cfg.canary.no_publish_on_exit = true; break;
-    case shards_canary::publish_before_flushes_end: cfg.canary.publish_before_flushes_end = true; break;
-    case shards_canary::evict_ignores_age: cfg.canary.scheduler.evict_ignores_age = true; break;
-    case shards_canary::submit_never_waits:
-    case shards_canary::try_submit_next_shard:
-    case shards_canary::full_reported_closed:
-      break;  // the router's (shard_set)
-  }
   return cfg;
 }
 
@@ -261,19 +231,16 @@ struct shard_set {
           static_cast<std::uint32_t>(i % rt.cores()), "shard." + std::to_string(i),
           [&rt, rx = std::move(channel.second), p, stat = stats.back(), cfg, st, i]() mutable {
             run_shard<Rt, processor<Rt>>(rt, std::move(rx), std::move(p), stat, cfg);
-            ++st->exited;
-            st->moved.changed();
             shard_event e;
             e.kind = shard_event_kind::shard_exited;
             e.shard = i;
             st->log.record(e);
+            // Counted once logged: the liveness phase waits on the count, then judges the log.
+            ++st->exited;
+            st->moved.changed();
           }));
     }
-    router_canary broken;
-    broken.submit_never_waits = sys.canary == shards_canary::submit_never_waits;
-    broken.try_submit_next_shard = sys.canary == shards_canary::try_submit_next_shard;
-    broken.full_reported_closed = sys.canary == shards_canary::full_reported_closed;
-    handle = std::make_shared<router_t>(rt, std::move(senders), broken);
+    handle = std::make_shared<router_t>(rt, std::move(senders));
     closed.emplace(*handle);
     closed->close();
   }
