@@ -18,24 +18,6 @@ namespace lockstep::cli {
 
 namespace shrink_impl {
 
-/// --time: digits and ms, s, m or h, as explore takes it (1 ms to 8760 h).
-std::uint64_t shrink_time_ms(const std::string& text) {
-  const std::string expected = "--time: expected a wall-clock duration like 30s, 5m or 2h (digits then ms, s, m "
-                               "or h; 1ms to 8760h), found '" + printable(text, max_shown_chars) + "'";
-  const auto digits = text.find_first_not_of("0123456789");
-  if (digits == 0 || digits == std::string::npos) throw input_error(expected);
-  const std::string unit = text.substr(digits);
-  std::uint64_t scale = 0;
-  if (unit == "ms") scale = 1;
-  if (unit == "s") scale = 1000;
-  if (unit == "m") scale = 60'000;
-  if (unit == "h") scale = 3'600'000;
-  if (scale == 0 || digits > 10) throw input_error(expected);
-  const std::uint64_t ms = std::stoull(text.substr(0, digits)) * scale;
-  if (ms < 1 || ms > 8760ULL * 3'600'000) throw input_error(expected);
-  return ms;
-}
-
 /// Next to the input: a.json -> a.shrunk.json (any other name gets the suffix).
 std::string default_output(const std::string& input) {
   const std::string ext = ".json";
@@ -67,7 +49,7 @@ int cmd_shrink(const shrink_options& o) {
   using namespace shrink_impl;
   shrink_limits limits;
   limits.max_runs = parse_u64("--max-runs", o.max_runs_text, 1, 100'000'000);
-  limits.time_ms = shrink_time_ms(o.time_text);
+  limits.time_ms = parse_duration_ms("--time", o.time_text);
   const failure_record rec = read_failure_record(o.record);
   if (!rec.result.failed) throw input_error(o.record + ": /failure: expected a failing run's record, but it has none");
   const std::string out = o.out.empty() ? default_output(o.record) : o.out;

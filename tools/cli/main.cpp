@@ -141,6 +141,20 @@ int main(int argc, char** argv) {
   generate->add_option("--seed", generate_opts.seed_text, "the one seed whose document to print, pretty (default 1)");
   generate->add_option("--seeds", generate_opts.seeds_text,
                        "a count from 1 or a range A..B (at most 1000000 seeds): one compact document per line");
+  selfcheck_options selfcheck_opts;
+  auto* selfcheck = app.add_subcommand(
+      "selfcheck", "(a selfcheck build) for each bug planted in the engine: does the library catch it, does "
+                   "--generate, does a stress run on real threads; each search within --budget");
+  selfcheck->add_option("--budget", selfcheck_opts.budget_text,
+                        "wall-clock time for each search of each bug: digits then ms, s, m or h (default 60s)")
+      ->type_name("DURATION");
+  selfcheck->add_option("--jobs", selfcheck_opts.jobs_text, "planted bugs checked at once, each on its own thread "
+                                                             "(1 to 256; default 1)")
+      ->type_name("N");
+  selfcheck->add_option("--library", selfcheck_opts.library, "the scenario library (default scenarios)")
+      ->type_name("DIR");
+  selfcheck->add_option("--only", selfcheck_opts.only, "check only these planted bugs (engine/plant.hpp names)")
+      ->type_name("NAME");
   auto* version = app.add_subcommand("version", "print lockstep's version");
   std::vector<std::string> help_topic;
   auto* help = app.add_subcommand("help", "print the help of lockstep, or of one VERB");
@@ -243,6 +257,7 @@ int main(int argc, char** argv) {
     if (*trace) return cmd_trace(trace_opts);
     if (*shrink) return cmd_shrink(shrink_opts);
     if (*demo) return cmd_demo(demo_dir, demo_library, demo_seeds);
+    if (*selfcheck) return cmd_selfcheck(selfcheck_opts);
     if (*generate) {
       if (generate->count("--seed") > 0 && generate->count("--seeds") > 0) {
         throw input_error("--seed and --seeds: expected one seed or a range, found both");

@@ -87,11 +87,8 @@ void resolve(run_options& o, bool with_seed) {
   resolve_backend(o, with_seed);
 }
 
-namespace {
-
-/// --time: digits and a unit (ms, s, m, h); at least 1 ms, at most a year.
-std::uint64_t parse_duration_ms(const std::string& text) {
-  const std::string expected = "--time: expected a wall-clock duration like 30s, 5m or 2h (digits then ms, s, m "
+std::uint64_t parse_duration_ms(const std::string& flag, const std::string& text) {
+  const std::string expected = flag + ": expected a wall-clock duration like 30s, 5m or 2h (digits then ms, s, m "
                                "or h; 1ms to 8760h), found '" + printable(text, max_shown_chars) + "'";
   const auto unit_at = text.find_first_not_of("0123456789");
   if (unit_at == 0 || unit_at == std::string::npos || unit_at > 12) throw input_error(expected);
@@ -108,8 +105,6 @@ std::uint64_t parse_duration_ms(const std::string& text) {
   return ms;
 }
 
-}  // namespace
-
 void resolve_explore(run_options& o, explore_options& e) {
   if (e.jobs_text.empty()) {
     const unsigned cores = std::thread::hardware_concurrency();
@@ -122,7 +117,7 @@ void resolve_explore(run_options& o, explore_options& e) {
     // The range's first N seeds, whatever the shard: so N runs over K shards merge into the N of one machine.
     if (o.last_seed - o.first_seed >= runs) o.last_seed = o.first_seed + (runs - 1);
   }
-  if (!e.time_text.empty()) e.time_limit_ms = parse_duration_ms(e.time_text);
+  if (!e.time_text.empty()) e.time_limit_ms = parse_duration_ms("--time", e.time_text);
   e.stop_after = parse_u64("--stop-after", e.stop_after_text, 0, UINT64_MAX);
   e.max_records = parse_u64("--max-records", e.max_records_text, 0, UINT64_MAX);
   if (e.record_dir_given) {

@@ -75,6 +75,9 @@ struct explore_options {
 
 /// Strict decimal: digits only (no sign, space, base prefix), no overflow, in [min, max].
 std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::uint64_t min, std::uint64_t max);
+/// A wall-clock duration: digits then ms, s, m or h (1 ms to 8760 h), in ms;
+/// an input_error naming `flag` otherwise.
+std::uint64_t parse_duration_ms(const std::string& flag, const std::string& text);
 
 /// Parses and range-checks the text flags into their numbers; checks output paths.
 void resolve(run_options& o, bool with_seed);

@@ -41,6 +41,14 @@ struct shrink_options {
   std::string max_runs_text = "2000";
 };
 int cmd_shrink(const shrink_options& o);
+/// selfcheck's flags, as text (checked by cmd_selfcheck).
+struct selfcheck_options {
+  std::string budget_text = "60s";
+  std::string jobs_text = "1";
+  std::string library = "scenarios";
+  std::vector<std::string> only;  ///< planted bugs to check (default: every one)
+};
+int cmd_selfcheck(const selfcheck_options& o);
 int cmd_demo(const std::string& record_dir, const std::string& library, const std::string& seeds_text);
 /// The scenario documents explore --generate COMPONENT runs: --seed N's, or --seeds' as JSON Lines.
 int cmd_generate(const std::string& component, run_options o, bool one_seed);

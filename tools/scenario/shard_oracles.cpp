@@ -97,6 +97,7 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
   // not yet out, and every item of it not yet out is of class c (so its FIFO
   // head is).
   auto certainly_ready = [&](const std::vector<const item_facts*>& key_items, std::uint32_t c, std::size_t n) {
+    if (key_items.empty()) return false;
     const std::uint64_t key = key_items.front()->identity.key;
     const auto fd = first_dispatch.find(key);
     if (fd != first_dispatch.end() && fd->second <= n) return false;
@@ -310,7 +311,13 @@ std::optional<violation> check_shard_log(const std::vector<shard_event>& log, co
                                  "ns after its last kept result, before evict_after_ns " +
                                  std::to_string(s.evict_after_ns));
         }
-        for (const item_facts* f : shard_keys[e.shard][e.key]) {
+        // Looked up, not inserted: a key with no item on this shard (a planted
+        // bug can place a key's items elsewhere) must not enter the shard's ring.
+        const auto on_shard = shard_keys.find(e.shard);
+        if (on_shard == shard_keys.end()) break;
+        const auto of_key = on_shard->second.find(e.key);
+        if (of_key == on_shard->second.end()) break;
+        for (const item_facts* f : of_key->second) {
           if (f->handed_back || f->admitted_by >= n || f->out_at <= n) continue;
           report("eviction", where(e, n) + ": chosen by an idle sweep while item " + str(f->identity.item) +
                                  " of the key was queued (admitted by event #" + str(f->admitted_by) +

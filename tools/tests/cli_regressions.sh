@@ -116,6 +116,9 @@ expect record_dir_empty 2 "lockstep: --record-dir: expected a value, found an em
 expect record_dir_missing 2 "--record-dir nodir: no such directory" -- "$L" demo --record-dir nodir
 expect demo_library_missing 2 "nolib: cannot list the directory" -- "$L" demo --library nolib
 expect demo_seeds_zero 2 "--seeds: expected a decimal integer from 1 to 1000000, found '0'" -- "$L" demo --seeds 0
+expect selfcheck_unknown_bug 2 "--only: expected the name of a planted bug (engine/plant.hpp), found 'bogus'" -- "$L" selfcheck --only bogus
+expect selfcheck_bad_budget 2 "--budget: expected a wall-clock duration like 30s" -- "$L" selfcheck --budget 5
+expect selfcheck_library_missing 2 "nolib: cannot list the directory" -- "$L" selfcheck --library nolib
 # A record that cannot be written after the run (the directory went away):
 # the failure, seed and rerun command are printed, the exit code stays 1.
 mkdir gone
@@ -366,7 +369,7 @@ for verb in run explore merge replay shrink check-determinism trace demo; do
 done
 expect help_explore_typed 0 "--jobs 1..1024" -- "$L" help explore
 expect help_of_a_mistyped_verb 2 "lockstep: help exploer: expected a verb (run, explore," -- "$L" help exploer
-expect mistyped_verb 2 "lockstep: explor: expected a verb (run, explore, merge, replay, shrink, check-determinism, trace, demo, generate, version, help); did you mean 'explore'?" -- "$L" explor "$H"
+expect mistyped_verb 2 "lockstep: explor: expected a verb (run, explore, merge, replay, shrink, check-determinism, trace, demo, generate, selfcheck, version, help); did you mean 'explore'?" -- "$L" explor "$H"
 expect unknown_verb_far_from_all 2 "lockstep: frobnicate: expected a verb (" -- "$L" frobnicate
 name=unknown_verb_no_guess cases=$((cases + 1))
 grep -q "did you mean" err && fail "a word far from every verb got a guess"

@@ -225,6 +225,12 @@ BOOST_AUTO_TEST_CASE(fairness_catches_a_key_redispatched_past_a_waiting_one) {
   expect_caught(check(starved, mid), "fairness",
                 "key 0 at t=0ns (event #10): dispatched again in class 0 on shard 0 (its turn ended at event #9, "
                 "max_inflight 1 all busy) while key 1");
+  // An idle sweep's choice of a key with no item on this shard (a planted bug
+  // can put a key's items on another shard) adds no key to the ring: once
+  // this crashed the oracle (the fairness pass read that key's first item).
+  auto elsewhere = starved;
+  elsewhere.insert(elsewhere.end() - 2, flush(K::flush_chosen, 9));
+  expect_caught(check(elsewhere, mid), "fairness", "dispatched again in class 0 on shard 0");
 
   auto fair = log;  // round robin: key 1 gets its turn after key 0's first
   fair.push_back(seen(ev(K::dispatched, 1, 0, 0), std::nullopt));
