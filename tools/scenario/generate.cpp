@@ -81,8 +81,12 @@ json lanes_config(draws& d) {
   return lanes;
 }
 
-json route_step(draws& d, std::uint64_t keys, bool own_capacity) {
-  json route = {{"key", d.key(keys)}, {"count", d.between(1, 12)}, {"gap_ns", d.below(100)}};
+/// A route step. `ttl`: the router's idle ttl (0: none); a gap of exactly
+/// the ttl sends the next item as the lane's idle timer fires (the seed's
+/// route-meets-reap race), which gaps drawn at random almost never do.
+json route_step(draws& d, std::uint64_t keys, bool own_capacity, std::uint64_t ttl = 0) {
+  const std::uint64_t gap = ttl > 0 && d.chance(25) ? ttl : d.below(100);
+  json route = {{"key", d.key(keys)}, {"count", d.between(1, 12)}, {"gap_ns", gap}};
   if (own_capacity && d.chance(15)) route["capacity"] = d.chance(50) ? json(d.between(1, 4)) : json(nullptr);
   return {{"route", route}};
 }
@@ -105,12 +109,13 @@ json lanes(draws& d, std::uint64_t cores) {
   const std::uint64_t keys = d.between(1, 4);
   const json lanes = lanes_config(d);
   const bool reaps = !lanes["idle_ttl_ns"].is_null();
+  const std::uint64_t ttl = reaps ? lanes["idle_ttl_ns"].get<std::uint64_t>() : 0;
   const json system = {{"cores", cores}, {"lanes", lanes}};
   const json consumer_of = consumer(d, keys, true);
-  auto step = [keys, reaps](draws& g, bool last) -> json {
+  auto step = [keys, reaps, ttl](draws& g, bool last) -> json {
     const std::uint64_t k = g.below(100);
-    if (k < 55) return route_step(g, keys, true);
-    if (k < 70) return sleep_step(g);
+    if (k < 55) return route_step(g, keys, true, ttl);
+    if (k < 70) return reaps && g.chance(25) ? json{{"sleep_ns", ttl}} : sleep_step(g);
     if (k < 80) return {{"cancel_lane", {{"key", g.key(keys)}, {"after_ns", g.duration(1500)}}}};
     // With an idle ttl every lane is reaped once the routes stop: a count every run reaches.
     if (k < 88 && reaps) return {{"wait_until", {{"lane_count", 0}, {"poll_ns", g.between(1, 200)}}}};
@@ -212,6 +217,7 @@ json composed(draws& d, std::uint64_t cores) {
   const bool flight = behind != 2;
   const bool shard = behind != 1;
   json system = {{"cores", cores}, {"lanes", lanes_config(d)}};
+  const std::uint64_t ttl = system["lanes"]["idle_ttl_ns"].is_null() ? 0 : system["lanes"]["idle_ttl_ns"].get<std::uint64_t>();
   json behaviour = {{"consumer", consumer(d, keys, false)}};
   json wiring = json::object();
   if (flight) {
@@ -229,9 +235,9 @@ json composed(draws& d, std::uint64_t cores) {
     behaviour["processor"] = processor;
   }
   system["wiring"] = wiring;
-  auto step = [keys](draws& g, bool last) -> json {
+  auto step = [keys, ttl](draws& g, bool last) -> json {
     const std::uint64_t k = g.below(100);
-    if (k < 70) return route_step(g, keys, false);
+    if (k < 70) return route_step(g, keys, false, ttl);
     if (k < 88 || !last) return sleep_step(g);
     return {{"drop_router", json::object()}};
   };
