@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "plant.hpp"
 #include "probes.hpp"
 #include "runtime.hpp"
 #include "stable_hash.hpp"
@@ -209,7 +210,9 @@ class lane_exit_guard {
   lane_exit_guard(const lane_exit_guard&) = delete;
   lane_exit_guard& operator=(const lane_exit_guard&) = delete;
   ~lane_exit_guard() {
-    if (const auto map = map_.lock()) {
+    // The planted bug lanes_exit_guard_keeps_entry: the entry stays, and its
+    // dead sender black-holes the key's later items (what velo's guard prevents).
+    if (const auto map = LOCKSTEP_PLANT(lanes_exit_guard_keeps_entry) ? nullptr : map_.lock()) {
       std::lock_guard<typename R::mutex> hold(map->mu);
       auto it = map->lanes.find(key_);
       if (it != map->lanes.end() && it->second.state == state_) map->lanes.erase(it);
@@ -282,9 +285,11 @@ class lane_task {
           return;
         }
       }
+      // The planted bug lanes_decrement_at_dequeue: the item stops counting as work before it is done.
+      if (LOCKSTEP_PLANT(lanes_decrement_at_dequeue)) state_->pending.fetch_sub(1);
       (*consumer_)(std::move(*item));
       // Only now: until the consumer returns, the item still counts as work.
-      state_->pending.fetch_sub(1);
+      if (!LOCKSTEP_PLANT(lanes_decrement_at_dequeue)) state_->pending.fetch_sub(1);
     }
   }
 
@@ -336,13 +341,18 @@ class lane_router {
     // All of it under the map lock — do not send after releasing it: a lane
     // could reap in between, and the item would land on a dead lane while a
     // successor serves the key.
-    std::lock_guard<typename R::mutex> hold(map_->mu);
+    std::unique_lock<typename R::mutex> hold(map_->mu);
     auto it = map_->lanes.find(key);
+    if (LOCKSTEP_PLANT(lanes_replace_lane_on_route) && it != map_->lanes.end()) {
+      map_->lanes.erase(it);  // the planted bug: the old lane drains its queue while a new one starts
+      it = map_->lanes.end();
+    }
     if (it == map_->lanes.end()) {
       LOCKSTEP_PROBE(rt_, "lanes.route_opened_lane");
       it = open_lane(std::move(key));
     }
     detail::lane_entry<R, T>& lane = it->second;
+    if (LOCKSTEP_PLANT(lanes_send_after_unlock)) return send_after_unlock(lane, hold, std::move(item), capacity);
     // Producers of this key are serialised by the lock, so load-then-add is
     // exact; a concurrent decrement only frees room (depth may read high,
     // never low: we can refuse early, never admit past capacity).
@@ -354,17 +364,42 @@ class lane_router {
     if (depth > 0) LOCKSTEP_PROBE(rt_, "lanes.route_queued_behind_work");
     lane.state->pending.fetch_add(1);
     auto sent = lane.tx.send(std::move(item));
-    if (!sent.ok()) rt_.abort("lane_router: a mapped lane's channel refused an item");
+    // lanes_exit_guard_keeps_entry is velo's route without its exit guard:
+    // velo ignores a failed send (`let _ = lane.tx.send(item)`), so a dead
+    // lane's mapped sender swallows the key's items; this router's own check
+    // would abort first, and the planted variant drops it with the guard.
+    if (!sent.ok() && !LOCKSTEP_PLANT(lanes_exit_guard_keeps_entry)) {
+      rt_.abort("lane_router: a mapped lane's channel refused an item");
+    }
     return {depth, std::nullopt};
   }
 
   /// Number of lanes in the map (live and not yet reaped). Takes the map lock.
   [[nodiscard]] std::size_t lane_count() {
     std::lock_guard<typename R::mutex> hold(map_->mu);
+#ifdef LOCKSTEP_SELFCHECK
+    if (LOCKSTEP_PLANT(lanes_lane_count_only_grows)) return opened_;  // reaped and ended lanes still count
+#endif
     return map_->lanes.size();
   }
 
  private:
+  /// The planted bug lanes_send_after_unlock: the lane's sender and state
+  /// copied out, the lock released, and only then admitted and sent — the
+  /// race route() warns about (a reap in between, and the item lands on a
+  /// dead lane and is lost).
+  route_result<T> send_after_unlock(detail::lane_entry<R, T>& lane, std::unique_lock<typename R::mutex>& hold, T item,
+                                    std::optional<std::size_t> capacity) {
+    auto tx = lane.tx;
+    const std::shared_ptr<detail::lane_state<R>> state = lane.state;
+    hold.unlock();
+    const std::size_t depth = state->pending.load();
+    if (capacity && depth >= *capacity) return {depth, std::move(item)};
+    state->pending.fetch_add(1);
+    (void)tx.send(std::move(item));  // to a reaped lane: refused, and the item is lost
+    return {depth, std::nullopt};
+  }
+
   using map_iterator = typename detail::lane_map<R, K, T>::table::iterator;
 
   // Called with the map lock held and `key` absent.
@@ -376,7 +411,15 @@ class lane_router {
     auto task = std::make_unique<detail::lane_task<R, K, T>>(
         rt_, key, std::move(rx), state, std::weak_ptr<detail::lane_map<R, K, T>>(map_), consumer_,
         config_.idle_ttl_ns, config_.observer);
-    rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
+#ifdef LOCKSTEP_SELFCHECK
+    ++opened_;
+#endif
+    if (LOCKSTEP_PLANT(lanes_lane_holds_map)) {
+      // The planted bug: the lane keeps the map, and with it its own sender, alive (velo's lanes hold a Weak).
+      rt_.spawn_on(core, "lane", [task = std::move(task), map = map_] { task->run(); });
+    } else {
+      rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
+    }
     return map_->lanes.emplace(std::move(key), detail::lane_entry<R, T>{std::move(tx), std::move(state)}).first;
   }
 
@@ -384,6 +427,9 @@ class lane_router {
   std::shared_ptr<detail::lane_map<R, K, T>> map_;
   std::shared_ptr<const consumer_fn> consumer_;
   config config_;
+#ifdef LOCKSTEP_SELFCHECK
+  std::size_t opened_ = 0;  // lanes opened, under the map lock: only lanes_lane_count_only_grows reads it
+#endif
 };
 
 }  // namespace lockstep

@@ -52,7 +52,13 @@ namespace lockstep::plant {
   X(shards_evict_busy_keys)               \
   X(shards_publish_before_flushes_end)    \
   X(shards_shed_only_past_deadline)       \
-  X(shards_no_publish_on_exit)
+  X(shards_no_publish_on_exit)           \
+  X(lanes_send_after_unlock)             \
+  X(lanes_decrement_at_dequeue)          \
+  X(lanes_replace_lane_on_route)         \
+  X(lanes_exit_guard_keeps_entry)        \
+  X(lanes_lane_count_only_grows)         \
+  X(lanes_lane_holds_map)
 
 enum class bug : std::uint8_t {
   none,

@@ -30,10 +30,10 @@ took=$(($(date +%s) - start))
   echo
   sed -n '/^| planted bug/,$p' "$tmp"
   echo
-  echo "What this does not cover yet: the planted bugs are the shard scheduler's (the router, the scheduler and"
-  echo "the reactor). The lane router's and the single-flight table's planted bugs are still hand-made partial"
-  echo "copies of those components (\`tools/scenario/lane_canaries.hpp\`, \`flight_canaries.hpp\`), which the"
-  echo "canary scenario files use but selfcheck cannot plant into the real engine."
+  echo "What this does not cover yet: the planted bugs are the shard scheduler's and the lane router's. The"
+  echo "single-flight table's are still a hand-made partial copy of the table"
+  echo "(\`tools/scenario/flight_canaries.hpp\`), which its canary scenario files use but selfcheck cannot plant"
+  echo "into the real engine; the lane consumer canaries break the scenario's consumer, not the engine."
 } >"$out"
 echo "wrote $out (selfcheck exit $rc)"
 exit $rc

@@ -10,7 +10,8 @@
 //                  --generate's, tools/scenario/generate.hpp), the bug planted;
 //   3. threads:    the library's files again, on the real pinned-thread
 //                  backend (each run a `lockstep run --backend threads` of
-//                  this binary): the baseline a plain stress test would give.
+//                  this binary, cut at the budget): the baseline a plain
+//                  stress test would give.
 // Each row says whether the bug was caught, by which oracle or detection,
 // after how many runs and seconds, and how small `lockstep shrink` makes the
 // first simulated catch. Exit 0 when the library or --generate caught every
@@ -178,8 +179,14 @@ search threads_search(const std::vector<subject>& files, const std::string& self
   while (!paths.empty() && since(t0) < budget_s) {
     for (const std::string& p : paths) {
       std::string out;
-      const int rc = run_child({self, "run", p, "--backend", "threads"}, out);
+      // A run past the budget is cut (timeout(1), SIGKILL): a stress test
+      // has found nothing in the time it was given.
+      const double left = std::max(0.1, budget_s - since(t0));
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%.1f", left);
+      const int rc = run_child({"timeout", "-s", "KILL", limit, self, "run", p, "--backend", "threads"}, out);
       ++s.runs;
+      if (rc == 128 + 9 || rc == 124) break;  // cut at the budget
       if (rc != exit_held) {
         s.caught = true;
         const auto at = out.find("FAILED ");

@@ -1,8 +1,8 @@
 // tools/scenario/lane_canaries.hpp — what the lane router race tests
 // (engine/tests/test_lanes_races.cpp) and the scenario lane drivers
-// (lane_parts.hpp) share: a lane router broken on purpose for their
-// canaries; a lane consumer wrapper broken on purpose (the consumer_*
-// scenario canaries, in front of the real router); and the oracle the race
+// (lane_parts.hpp) share: a lane consumer wrapper broken on purpose (the
+// consumer_* scenario canaries, in front of the real router; the router's
+// own planted bugs are switches in it, engine/plant.hpp); and the oracle the race
 // tests feed from producers, consumer and lane observer (scenarios check the
 // event log instead, lane_oracles.hpp).
 //
@@ -43,146 +43,6 @@ struct item {
   std::uint64_t producer;
   std::uint64_t seq;
   std::uint64_t id;
-};
-
-// --- the canary router --------------------------------------------------------
-
-/// A lane router broken on purpose, built from the real router's detail
-/// parts. SendAfterUnlock copies the lane's sender and state out of the map,
-/// releases the lock, and only then admits and sends (the race the real
-/// route() warns about: the lane may reap in between and the item lands on a
-/// dead lane); DecrementAtDequeue lowers pending when an item is received
-/// rather than when the consumer returns; ReplaceLaneOnRoute opens a fresh
-/// lane on every route, dropping the key's old one while it may still hold
-/// work (two lanes of one key at once: overlap and reordering; used by the
-/// scenario canaries); GuardKeepsEntry gives each lane an exit guard that
-/// reports lane_closed but leaves the lane's entry in the map, so after a
-/// lane ends (an escaped consumer panic) its dead sender black-holes every
-/// later item of the key — the bug velo's LaneExitGuard exists to prevent;
-/// LaneCountOnlyGrows answers lane_count() from a counter of lanes opened
-/// that nothing lowers when a lane reaps or ends (a cached metric gone stale);
-/// LaneHoldsMap gives each lane task a strong reference to the map (velo's
-/// lanes hold a Weak), a cycle — the map holds the lane's sender, the lane
-/// holds the map — so dropping the router closes no lane that is not reaped.
-/// With no flaw it is the real algorithm.
-template <class Item, bool SendAfterUnlock, bool DecrementAtDequeue, bool ReplaceLaneOnRoute = false,
-          bool GuardKeepsEntry = false, bool LaneCountOnlyGrows = false, bool LaneHoldsMap = false>
-class canary_router {
-  using consumer_fn = std::function<void(Item)>;
-  using config_t = lane_router_config<std::uint64_t>;
-  using map_t = detail::lane_map<runtime, std::uint64_t, Item>;
-  using state_t = detail::lane_state<runtime>;
-
-  /// An exit guard that only reports: the flaw of GuardKeepsEntry.
-  struct reporting_guard {
-    std::shared_ptr<lane_observer> observer;
-    ~reporting_guard() {
-      if (observer) observer->lane_closed();  // the flaw: the map keeps this lane's entry
-    }
-  };
-
-  /// detail::lane_task with a flaw: the item's pending count lowered before
-  /// the consumer runs (DecrementFirst: the item still is work until the
-  /// consumer returns), or an exit guard that leaves the map entry (Guard).
-  template <class Guard, bool DecrementFirst>
-  struct broken_task {
-    runtime& rt;
-    std::uint64_t key;
-    std::shared_ptr<state_t> state;
-    std::weak_ptr<map_t> map;
-    std::shared_ptr<const consumer_fn> consumer;
-    std::optional<std::int64_t> ttl;
-    typename runtime::channel<Item>::receiver rx;
-    Guard guard;  // last member: destroyed first, before the receiver
-    void run() {
-      while (true) {
-        std::optional<Item> item;
-        if (ttl) {
-          auto got = rx.recv_until(rt.now() + *ttl);
-          if (got.status == recv_status::timed_out) {
-            if (detail::try_reap<runtime, std::uint64_t, Item>(map, key, state)) return;
-            continue;
-          }
-          if (got.status != recv_status::item) return;
-          item = std::move(got.item);
-        } else {
-          item = rx.recv();
-          if (!item) return;
-        }
-        if constexpr (DecrementFirst) state->pending.fetch_sub(1);
-        (*consumer)(std::move(*item));
-        if constexpr (!DecrementFirst) state->pending.fetch_sub(1);
-      }
-    }
-  };
-  using dequeue_task = broken_task<detail::lane_exit_guard<runtime, std::uint64_t, Item>, true>;
-  using leaky_task = broken_task<reporting_guard, false>;
-
- public:
-  canary_router(runtime& rt, consumer_fn consumer, config_t cfg)
-      : rt_(rt),
-        map_(std::make_shared<map_t>(rt)),
-        consumer_(std::make_shared<const consumer_fn>(std::move(consumer))),
-        cfg_(std::move(cfg)) {}
-
-  route_result<Item> route(std::uint64_t key, Item it, std::optional<std::size_t> capacity) {
-    std::unique_lock<runtime::mutex> hold(map_->mu);
-    auto found = map_->lanes.find(key);
-    if (ReplaceLaneOnRoute && found != map_->lanes.end()) {
-      map_->lanes.erase(found);  // the flaw: the old lane drains its queue while the new one starts
-      found = map_->lanes.end();
-    }
-    if (found == map_->lanes.end()) found = open_lane(key);
-    auto tx = found->second.tx;
-    const std::shared_ptr<state_t> state = found->second.state;
-    if (SendAfterUnlock) hold.unlock();  // the flaw: the lane may reap before the item is counted and sent
-    const std::size_t depth = state->pending.load();
-    if (capacity && depth >= *capacity) return {depth, std::move(it)};
-    state->pending.fetch_add(1);
-    (void)tx.send(std::move(it));  // to a reaped lane: refused, and the item is lost
-    return {depth, std::nullopt};
-  }
-
-  std::size_t lane_count() {
-    std::lock_guard<runtime::mutex> hold(map_->mu);
-    if constexpr (LaneCountOnlyGrows) return opened_;  // the flaw: reaped and ended lanes still count
-    return map_->lanes.size();
-  }
-
- private:
-  typename map_t::table::iterator open_lane(std::uint64_t key) {
-    ++opened_;
-    auto [tx, rx] = runtime::channel<Item>::unbounded(rt_);
-    auto state = std::make_shared<state_t>(rt_);
-    if (cfg_.observer) cfg_.observer->lane_created();
-    const std::uint32_t core = cfg_.place ? cfg_.place(key) % rt_.cores() : rt_.current_core();
-    if constexpr (GuardKeepsEntry) {
-      std::unique_ptr<leaky_task> task(new leaky_task{rt_, key, state, map_, consumer_, cfg_.idle_ttl_ns,
-                                                      std::move(rx), {cfg_.observer}});
-      rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
-    } else if constexpr (DecrementAtDequeue) {
-      // Aggregate-initialised in place: the exit guard cannot move.
-      std::unique_ptr<dequeue_task> task(new dequeue_task{rt_, key, state, map_, consumer_, cfg_.idle_ttl_ns,
-                                                          std::move(rx), {key, state, map_, cfg_.observer}});
-      rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
-    } else {
-      auto task = std::make_unique<detail::lane_task<runtime, std::uint64_t, Item>>(
-          rt_, key, std::move(rx), state, std::weak_ptr<map_t>(map_), consumer_, cfg_.idle_ttl_ns, cfg_.observer);
-      if constexpr (LaneHoldsMap) {
-        // The flaw: the lane keeps the map, and with it its own sender, alive.
-        rt_.spawn_on(core, "lane", [task = std::move(task), map = map_] { task->run(); });
-      } else {
-        rt_.spawn_on(core, "lane", [task = std::move(task)] { task->run(); });
-      }
-    }
-    return map_->lanes.emplace(key, detail::lane_entry<runtime, Item>{std::move(tx), std::move(state)}).first;
-  }
-
-  runtime& rt_;
-  std::shared_ptr<map_t> map_;
-  std::shared_ptr<const consumer_fn> consumer_;
-  config_t cfg_;
-  std::size_t opened_ = 0;  // lanes opened, under map_->mu (LaneCountOnlyGrows)
 };
 
 // --- the canary consumer wrapper ------------------------------------------------

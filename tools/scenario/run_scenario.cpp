@@ -83,9 +83,9 @@ void check_threads_settings(const scenario& s) {
     refuse("/expect", "no exact expectations with --backend threads (they hold under the simulator's fifo "
                       "schedule only; real threads have no fixed schedule): run this file on the simulator");
   }
-  if (s.lanes && s.lanes->canary != lanes_canary::none) {
-    refuse("/system/lanes/canary", "no lane-router canary with --backend threads (the canaries are models written "
-                                   "for the simulator, tools/scenario/lane_canaries.hpp)");
+  if (s.lanes && is_consumer_canary(s.lanes->canary)) {
+    refuse("/system/lanes/canary", "no consumer canary with --backend threads (the broken consumer wrapper is "
+                                   "written for the simulator, tools/scenario/lane_canaries.hpp)");
   }
   if (!s.consumer_contains && !s.consumer_escape_ends_lane) {
     refuse("/behaviour/consumer/contain", "true with --backend threads (a consumer panic that escapes its lane "

@@ -97,9 +97,10 @@ struct actor {
   std::vector<step> steps;
 };
 
-/// A planted bug in the lane router (tools/scenario/lane_canaries.hpp's
-/// canary_router), or, for the consumer_* ones, in the scenario's lane
-/// consumer wrapper (lane_canaries.hpp's consumer_canary) in front of the real router.
+/// A planted bug in the lane router (engine/plant.hpp: lanes_<name>, a
+/// LOCKSTEP_PLANT switch in engine/lanes.hpp), or, for the consumer_* ones,
+/// in the scenario's lane consumer wrapper (lane_canaries.hpp's
+/// consumer_canary) in front of the router.
 enum class lanes_canary : std::uint8_t {
   none,
   send_after_unlock,
@@ -122,6 +123,8 @@ struct lanes_system {
   std::optional<std::size_t> capacity;
   bool place_by_key = false;  ///< lanes on core key % cores, else on the routing fiber's core
   lanes_canary canary = lanes_canary::none;
+  /// The engine's planted bug the canary names (none for the consumer_* ones).
+  plant::bug plant = plant::bug::none;
 };
 
 
@@ -395,6 +398,9 @@ struct scenario {
 
 /// The planted bug a scenario's `canary` fields name (engine/plant.hpp):
 /// active for each of its runs, in a selfcheck build.
-inline plant::bug plant_of(const scenario& s) { return s.shards ? s.shards->canary : plant::bug::none; }
+inline plant::bug plant_of(const scenario& s) {
+  if (s.shards && s.shards->canary != plant::bug::none) return s.shards->canary;
+  return s.lanes ? s.lanes->plant : plant::bug::none;
+}
 
 }  // namespace lockstep::scenario

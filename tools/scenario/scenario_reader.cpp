@@ -208,6 +208,16 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "lane_holds_map") lanes.canary = lanes_canary::lane_holds_map;
     if (canary == "consumer_loses_after_panic") lanes.canary = lanes_canary::consumer_loses_after_panic;
     if (canary == "consumer_reorders_after_panic") lanes.canary = lanes_canary::consumer_reorders_after_panic;
+    if (lanes.canary != lanes_canary::none && !is_consumer_canary(lanes.canary)) {
+      const std::optional<plant::bug> b = plant::by_name("lanes_" + canary);
+      if (!b) throw std::logic_error("scenario reader: the schema's lanes canary '" + canary + "' is no planted bug");
+      lanes.plant = *b;
+      if (!plant::compiled_in()) {
+        fail(file, prefix + "/system/lanes/canary",
+             "\"none\" or a consumer_* canary in this build: planted bugs are compiled only into a selfcheck build "
+             "(cmake -DLOCKSTEP_SELFCHECK=ON; tools/dev builds one), found " + shown(l["canary"]));
+      }
+    }
     s.lanes = lanes;
   }
   if (sys.contains("shards")) {
