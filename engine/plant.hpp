@@ -58,7 +58,14 @@ namespace lockstep::plant {
   X(lanes_replace_lane_on_route)         \
   X(lanes_exit_guard_keeps_entry)        \
   X(lanes_lane_count_only_grows)         \
-  X(lanes_lane_holds_map)
+  X(lanes_lane_holds_map)                \
+  X(flights_send_skips_without_subscribers) \
+  X(flights_decrement_outside_lock)      \
+  X(flights_removal_without_identity_check) \
+  X(flights_keep_retired_slot)           \
+  X(flights_abandon_after_answer)        \
+  X(flights_count_answers_as_abandoned)  \
+  X(flights_recycled_outcome)
 
 enum class bug : std::uint8_t {
   none,

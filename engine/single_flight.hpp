@@ -39,6 +39,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "plant.hpp"
 #include "probes.hpp"
 #include "runtime.hpp"
 
@@ -110,6 +111,16 @@ class single_flight {
     /// Await point until the outcome is stored; nullopt only if the outcome's sender is gone without one.
     std::optional<V> wait() {
       auto outcome = outcome_.subscribe();
+#ifdef LOCKSTEP_SELFCHECK
+      // Counted only for the planted bug that reads it (a plain count: the simulator's).
+      struct subscription {
+        slot* counted;
+        ~subscription() {
+          if (counted) --counted->subscribers_;
+        }
+      } const subscribed{LOCKSTEP_PLANT(flights_send_skips_without_subscribers) ? this : nullptr};
+      if (subscribed.counted) ++subscribers_;
+#endif
       while (true) {
         std::optional<V> done = outcome.borrow_and_update();
         if (done.has_value()) return done;
@@ -140,6 +151,17 @@ class single_flight {
       if (obs_ && *obs_) (*obs_)(key_, id_, event);
     }
 
+    /// Stores the outcome for every waiter: send_replace, never a send that
+    /// skips when nobody is subscribed yet (a request that joined but has not
+    /// reached wait() would then subscribe to a value that stays empty, behind
+    /// a sender it is itself keeping alive) — but for the planted bug.
+    void publish(std::optional<V> v) {
+#ifdef LOCKSTEP_SELFCHECK
+      if (LOCKSTEP_PLANT(flights_send_skips_without_subscribers) && subscribers_ == 0) return;  // tokio's send
+#endif
+      outcome_.send_replace(std::move(v));
+    }
+
     R& rt_;  // for probes only
     K key_;
     std::uint64_t id_;
@@ -150,6 +172,9 @@ class single_flight {
     typename R::cancellation_token cancel_;
     typename R::template watch<std::optional<V>> outcome_;
     bool published_ = false;  // see publication_began()
+#ifdef LOCKSTEP_SELFCHECK
+    int subscribers_ = 0;  // only flights_send_skips_without_subscribers counts and reads it
+#endif
   };
 
   /// One request's share of one flight (RAII, move-only): destroying it — the
@@ -164,9 +189,13 @@ class single_flight {
     waiter& operator=(const waiter&) = delete;
     ~waiter() {
       if (!slot_) return;
-      // The join lock: a request cannot join between this decrement and the removal.
+      // The join lock: a request cannot join between this decrement and the
+      // removal (the planted bug flights_decrement_outside_lock decrements first).
+      const bool early = LOCKSTEP_PLANT(flights_decrement_outside_lock);
+      std::size_t before = early ? slot_->waiters_.fetch_sub(1) : 0;
       std::lock_guard lock(flight_.t_->mu);
-      if (slot_->waiters_.fetch_sub(1) != 1) {
+      if (!early) before = slot_->waiters_.fetch_sub(1);
+      if (before != 1) {
         LOCKSTEP_PROBE(slot_->rt_, "flight.leave_not_last");
         return;
       }
@@ -206,12 +235,19 @@ class single_flight {
           key_(std::move(key)),
           abandoned_(std::move(abandoned)),
           subject_(std::move(subject)),
-          slot_(std::move(work)) {}
+          slot_(std::move(work)) {
+#ifdef LOCKSTEP_SELFCHECK
+      if (LOCKSTEP_PLANT(flights_abandon_after_answer)) abandoned_value_ = abandoned_;
+#endif
+    }
     resolution(resolution&& other)
         : flight_(other.flight_),
           key_(std::move(other.key_)),
           abandoned_(std::move(other.abandoned_)),
           subject_(std::move(other.subject_)),
+#ifdef LOCKSTEP_SELFCHECK
+          abandoned_value_(std::move(other.abandoned_value_)),
+#endif
           slot_(std::move(other.slot_)) {}
     resolution& operator=(resolution&&) = delete;
     resolution(const resolution&) = delete;
@@ -220,10 +256,13 @@ class single_flight {
     /// Stores the outcome for every waiter, present or yet to subscribe, and disarms the abandonment.
     void answer(V outcome) {
       if (!slot_) return;
-      // send_replace, never a send that skips when nobody is subscribed yet: a
-      // request that joined but has not reached wait() would then subscribe to
-      // a value that stays empty, behind a sender it is itself keeping alive.
-      slot_->outcome_.send_replace(std::optional<V>(std::move(outcome)));
+#ifdef LOCKSTEP_SELFCHECK
+      if (LOCKSTEP_PLANT(flights_recycled_outcome)) {
+        std::lock_guard lock(flight_.t_->mu);
+        flight_.t_->last_answer.insert_or_assign(key_, outcome);  // the cell the key's next flight starts from
+      }
+#endif
+      slot_->publish(std::optional<V>(std::move(outcome)));
       abandoned_.reset();
       LOCKSTEP_PROBE(slot_->rt_, "flight.answered");
       slot_->emit(flight_event::answered);
@@ -238,11 +277,16 @@ class single_flight {
       if (abandoned) {
         // The worker ended without an outcome (threw, was cancelled, or gave
         // up): fail its waiters rather than leave them parked forever.
-        slot_->outcome_.send_replace(std::move(abandoned_));
+        slot_->publish(std::move(abandoned_));
         abandoned_.reset();
         LOCKSTEP_PROBE(slot_->rt_, "flight.abandoned");
         slot_->emit(flight_event::abandoned);
       }
+#ifdef LOCKSTEP_SELFCHECK
+      else if (LOCKSTEP_PLANT(flights_abandon_after_answer)) {
+        slot_->publish(abandoned_value_);  // the planted bug: the answer overwritten
+      }
+#endif
       // Then stop accepting joiners: the next request for the key starts fresh.
       flight_.finish(key_, slot_, abandoned);
     }
@@ -252,6 +296,9 @@ class single_flight {
     K key_;
     std::optional<V> abandoned_;  // engaged until answered: engaged at destruction *is* abandonment
     std::string subject_;
+#ifdef LOCKSTEP_SELFCHECK
+    std::optional<V> abandoned_value_;  // only flights_abandon_after_answer keeps it past the answer
+#endif
     std::shared_ptr<slot> slot_;  // declared last: moved last, so a throwing move leaves the source armed
   };
 
@@ -282,6 +329,15 @@ class single_flight {
         it = t_->inflight.emplace(std::move(key), std::move(fresh)).first;
       }
       ++t_->next_id;
+#ifdef LOCKSTEP_SELFCHECK
+      if (LOCKSTEP_PLANT(flights_recycled_outcome)) {
+        // The planted bug: a recycled outcome cell is not cleared, so the fresh
+        // flight's waiters read the key's last answer before its worker runs.
+        if (const auto last = t_->last_answer.find(it->first); last != t_->last_answer.end()) {
+          it->second->publish(std::optional<V>(last->second));
+        }
+      }
+#endif
       leader = true;
       LOCKSTEP_PROBE(t_->rt, "flight.join_started");
       it->second->emit(flight_event::started);
@@ -352,6 +408,9 @@ class single_flight {
     typename std::map<K, std::shared_ptr<slot>>::node_type spare;
     std::uint64_t next_id = 0;
     std::uint64_t abandoned = 0;
+#ifdef LOCKSTEP_SELFCHECK
+    std::map<K, V> last_answer;  // only flights_recycled_outcome fills it
+#endif
     std::shared_ptr<const observer> obs;  // null without an observer: each slot copies it, and a null copy costs no count
   };
 
@@ -367,7 +426,7 @@ class single_flight {
   /// The resolution's last act: count an abandonment, retire the slot if still current.
   void finish(const K& key, const std::shared_ptr<slot>& held, bool abandoned) const {
     std::lock_guard lock(t_->mu);
-    if (abandoned) ++t_->abandoned;
+    if (abandoned || LOCKSTEP_PLANT(flights_count_answers_as_abandoned)) ++t_->abandoned;
     if constexpr (R::probes_enabled) {  // a lookup only a probe needs: none where probes are off
       const auto it = t_->inflight.find(key);
       if (it == t_->inflight.end()) {
@@ -376,7 +435,15 @@ class single_flight {
         LOCKSTEP_PROBE(t_->rt, "flight.stale_resolution_kept_newer");
       }
     }
-    remove_locked(key, held);
+    if (LOCKSTEP_PLANT(flights_removal_without_identity_check)) {
+      // The planted bug: whatever slot holds the key goes, a newer flight's too.
+      if (const auto it = t_->inflight.find(key); it != t_->inflight.end()) {
+        const std::shared_ptr<slot> current = it->second;
+        remove_locked(key, current);
+      }
+    } else if (!LOCKSTEP_PLANT(flights_keep_retired_slot)) {  // the planted bug: the retired slot stays
+      remove_locked(key, held);
+    }
     held->emit(flight_event::retired);
   }
 

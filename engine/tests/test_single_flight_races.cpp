@@ -35,8 +35,6 @@ value_type answer_for(std::uint64_t flight) { return 1000 + static_cast<value_ty
 
 // The canaries' broken tables, the flight stories and the ordering oracles
 // live in tools/scenario/flight_canaries.hpp, shared with the scenario flights driver.
-using models::probation::broken_flight;
-using models::probation::bug;
 
 // --- the race programs ------------------------------------------------------------
 
@@ -374,13 +372,13 @@ struct canary_findings {
   bool expected_seen = false;  // some failure named the expected oracle
 };
 
-template <bug B>
-canary_findings sweep_broken(const scenario& sc, const std::string& expected) {
-  using broken = broken_flight<runtime, key_type, value_type, B>;
+/// The real table with `bug` planted in it (engine/plant.hpp).
+canary_findings sweep_broken(plant::bug bug, const scenario& sc, const std::string& expected) {
+  const plant::scope planted(bug);
   canary_findings out;
   for (const char* strategy : {"random", "pct"}) {
     for (std::uint64_t seed = 0; seed < seeds_per_strategy; ++seed) {
-      const auto failures = failures_of<broken>(sc, cfg(seed, strategy));
+      const auto failures = failures_of<real_flight>(sc, cfg(seed, strategy));
       if (failures.empty()) continue;
       if (out.failing_seeds++ == 0) out.first = std::string(strategy) + " seed " + std::to_string(seed) + ":" + joined_lines(failures);
       for (const auto& f : failures) out.expected_seen = out.expected_seen || f.find(expected) != std::string::npos;
@@ -394,19 +392,19 @@ canary_findings sweep_broken(const scenario& sc, const std::string& expected) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(canary_a_send_that_skips_without_subscribers_hangs_a_late_subscriber) {
-  const auto found = sweep_broken<bug::send_skips_without_subscribers>(scenarios()[2], "deadlock");
+  const auto found = sweep_broken(plant::bug::flights_send_skips_without_subscribers, scenarios()[2], "deadlock");
   BOOST_TEST(found.failing_seeds > 0, "the sweep missed a publication lost for want of subscribers");
   BOOST_TEST(found.expected_seen, "and reported it as a hung waiter");
 }
 
 BOOST_AUTO_TEST_CASE(canary_a_decrement_outside_the_lock_lets_a_request_join_a_cancelled_flight) {
-  const auto found = sweep_broken<bug::decrement_outside_lock>(scenarios()[0], "cancelled while it still counted");
+  const auto found = sweep_broken(plant::bug::flights_decrement_outside_lock, scenarios()[0], "cancelled while it still counted");
   BOOST_TEST(found.failing_seeds > 0, "the sweep missed a join between the last waiter leaving and its removal");
   BOOST_TEST(found.expected_seen, "and reported a flight cancelled under a counted waiter");
 }
 
 BOOST_AUTO_TEST_CASE(canary_a_removal_without_identity_check_retires_a_newer_flight) {
-  const auto found = sweep_broken<bug::removal_without_identity_check>(scenarios()[1], "still held the key");
+  const auto found = sweep_broken(plant::bug::flights_removal_without_identity_check, scenarios()[1], "still held the key");
   BOOST_TEST(found.failing_seeds > 0, "the sweep missed a stale worker removing a newer flight");
   BOOST_TEST(found.expected_seen, "and reported two flights holding the key");
 }

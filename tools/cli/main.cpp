@@ -151,6 +151,10 @@ int main(int argc, char** argv) {
   selfcheck->add_option("--jobs", selfcheck_opts.jobs_text, "planted bugs checked at once, each on its own thread "
                                                              "(1 to 256; default 1)")
       ->type_name("N");
+  selfcheck->add_option("--runs", selfcheck_opts.runs_text,
+                        "bound each simulated search (library, --generate) by runs instead of --budget's clock: "
+                        "the same result on any machine; the threads baseline keeps --budget")
+      ->type_name("N");
   selfcheck->add_option("--library", selfcheck_opts.library, "the scenario library (default scenarios)")
       ->type_name("DIR");
   selfcheck->add_option("--only", selfcheck_opts.only, "check only these planted bugs (engine/plant.hpp names)")

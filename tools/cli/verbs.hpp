@@ -45,6 +45,7 @@ int cmd_shrink(const shrink_options& o);
 struct selfcheck_options {
   std::string budget_text = "60s";
   std::string jobs_text = "1";
+  std::string runs_text;  ///< --runs: the simulated searches' bound in runs ("": --budget's clock)
   std::string library = "scenarios";
   std::vector<std::string> only;  ///< planted bugs to check (default: every one)
 };

@@ -38,8 +38,6 @@ struct outcome {
 using key_type = std::uint64_t;
 template <class Rt>
 using real_flight = single_flight<Rt, key_type, outcome>;
-template <class Rt, models::probation::bug B>
-using broken = models::probation::broken_flight<Rt, key_type, outcome, B>;
 
 struct worker_panic : std::runtime_error {
   worker_panic() : std::runtime_error("deliberate worker panic (behaviour.worker.outcomes)") {}

@@ -1,8 +1,7 @@
 // tools/scenario/flights_driver.hpp — runs a single-flight scenario as the
 // main fiber of a run (simulated or on threads): builds the real single_flight table
-// (engine/single_flight.hpp), or one of its canaries
-// (tools/scenario/flight_canaries.hpp's broken_flight) when the scenario plants
-// one. Each join step starts waiter fibers on its actor's core; a waiter that
+// (engine/single_flight.hpp), with the bug a canary names planted in it
+// (engine/plant.hpp). Each join step starts waiter fibers on its actor's core; a waiter that
 // leads starts the worker, which does what behaviour.worker says; a waiter
 // with leave_after_ns is cancelled that long after it starts (it drops its
 // share). Then the liveness phase: every waiter and worker must have ended

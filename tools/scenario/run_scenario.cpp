@@ -83,6 +83,10 @@ void check_threads_settings(const scenario& s) {
     refuse("/expect", "no exact expectations with --backend threads (they hold under the simulator's fifo "
                       "schedule only; real threads have no fixed schedule): run this file on the simulator");
   }
+  if (s.single_flight && s.single_flight->canary == flight_canary::send_skips_without_subscribers) {
+    refuse("/system/single_flight/canary", "another canary with --backend threads (send_skips_without_subscribers "
+                                           "counts subscribers in a plain integer, the simulator's)");
+  }
   if (s.lanes && is_consumer_canary(s.lanes->canary)) {
     refuse("/system/lanes/canary", "no consumer canary with --backend threads (the broken consumer wrapper is "
                                    "written for the simulator, tools/scenario/lane_canaries.hpp)");

@@ -145,7 +145,8 @@ struct shards_system {
   plant::bug canary = plant::bug::none;
 };
 
-/// A planted bug in the single-flight table (tools/scenario/flight_canaries.hpp's broken_flight).
+/// A planted bug in the single-flight table (engine/plant.hpp: flights_<name>,
+/// a LOCKSTEP_PLANT switch in engine/single_flight.hpp).
 enum class flight_canary : std::uint8_t {
   none,
   send_skips_without_subscribers,
@@ -160,6 +161,7 @@ enum class flight_canary : std::uint8_t {
 /// The single-flight table (engine/single_flight.hpp); it has no settings of its own.
 struct flight_system {
   flight_canary canary = flight_canary::none;
+  plant::bug plant = plant::bug::none;  ///< the engine's planted bug the canary names
 };
 
 /// What a single-flight worker does: answer with a value, answer with an
@@ -400,6 +402,7 @@ struct scenario {
 /// active for each of its runs, in a selfcheck build.
 inline plant::bug plant_of(const scenario& s) {
   if (s.shards && s.shards->canary != plant::bug::none) return s.shards->canary;
+  if (s.single_flight && s.single_flight->plant != plant::bug::none) return s.single_flight->plant;
   return s.lanes ? s.lanes->plant : plant::bug::none;
 }
 

@@ -238,6 +238,16 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "abandon_after_answer") f.canary = flight_canary::abandon_after_answer;
     if (canary == "count_answers_as_abandoned") f.canary = flight_canary::count_answers_as_abandoned;
     if (canary == "recycled_outcome") f.canary = flight_canary::recycled_outcome;
+    if (f.canary != flight_canary::none) {
+      const std::optional<plant::bug> b = plant::by_name("flights_" + canary);
+      if (!b) throw std::logic_error("scenario reader: the schema's single_flight canary '" + canary + "' is no planted bug");
+      f.plant = *b;
+      if (!plant::compiled_in()) {
+        fail(file, prefix + "/system/single_flight/canary",
+             "\"none\" in this build: planted bugs are compiled only into a selfcheck build (cmake "
+             "-DLOCKSTEP_SELFCHECK=ON; tools/dev builds one), found " + shown(sys["single_flight"]["canary"]));
+      }
+    }
     s.single_flight = f;
   }
   if (sys.contains("wiring")) {

@@ -89,9 +89,13 @@ BOOST_AUTO_TEST_CASE(the_schemas_canaries_are_the_engines_planted_bugs) {
   const nlohmann::json schema = nlohmann::json::parse(in);
   const std::set<std::string> shards = schema_plants(schema, "shards", "shards_");
   const std::set<std::string> lanes = schema_plants(schema, "lanes", "lanes_");
+  const std::set<std::string> flights = schema_plants(schema, "single_flight", "flights_");
   BOOST_TEST(shards.size() >= 25u);
   BOOST_TEST(lanes.size() >= 6u);
+  BOOST_TEST(flights.size() >= 7u);
   BOOST_TEST((shards == planted_with("shards_")));
   BOOST_TEST((lanes == planted_with("lanes_")));
-  BOOST_TEST(std::size(plant::names) == 1 + shards.size() + lanes.size());  // none, then every planted bug
+  BOOST_TEST((flights == planted_with("flights_")));
+  // none, then every planted bug
+  BOOST_TEST(std::size(plant::names) == 1 + shards.size() + lanes.size() + flights.size());
 }
