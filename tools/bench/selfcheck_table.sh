@@ -30,10 +30,10 @@ took=$(($(date +%s) - start))
   echo
   sed -n '/^| planted bug/,$p' "$tmp"
   echo
-  echo "What this does not cover yet: the planted bugs are the shard scheduler's and the lane router's. The"
-  echo "single-flight table's are still a hand-made partial copy of the table"
-  echo "(\`tools/scenario/flight_canaries.hpp\`), which its canary scenario files use but selfcheck cannot plant"
-  echo "into the real engine; the lane consumer canaries break the scenario's consumer, not the engine."
+  echo "The planted bugs are every component's: the shard scheduler's (router, scheduler, reactor), the lane"
+  echo "router's and the single-flight table's, each a switch in the real engine. The two lane consumer canaries"
+  echo "(\`scenarios/canaries/lanes_consumer_*.json\`) break the scenario's consumer wrapper, not the engine, and"
+  echo "are not planted bugs."
 } >"$out"
 echo "wrote $out (selfcheck exit $rc)"
 exit $rc
