@@ -85,12 +85,19 @@ key_spec key_of(const nlohmann::json& v) {
   return {0, v["random_below"].get<std::uint64_t>()};
 }
 
-/// The planted bug a shards `canary` names (the schema lists exactly the
-/// shards_* bugs of engine/plant.hpp; test_plants checks the two agree).
-plant::bug shards_plant_of(const std::string& name) {
-  if (name == "none") return plant::bug::none;
-  const std::optional<plant::bug> b = plant::by_name("shards_" + name);
-  if (!b) throw std::logic_error("scenario reader: the schema's shards canary '" + name + "' is no planted bug");
+/// The engine's planted bug a component's `canary` names: `component`_NAME
+/// in engine/plant.hpp (the schema lists exactly those; test_plants checks
+/// the two agree). In a build without planted bugs a canary is refused.
+plant::bug planted_bug(const std::string& file, const std::string& pointer, const std::string& component,
+                       const nlohmann::json& canary) {
+  const std::string name = canary.get<std::string>();
+  const std::optional<plant::bug> b = plant::by_name(component + "_" + name);
+  if (!b) throw std::logic_error("scenario reader: the schema's " + component + " canary '" + name + "' is no planted bug");
+  if (!plant::compiled_in()) {
+    fail(file, pointer,
+         "\"none\" in this build: planted bugs are compiled only into a selfcheck build (cmake "
+         "-DLOCKSTEP_SELFCHECK=ON; tools/dev builds one), found " + shown(canary));
+  }
   return *b;
 }
 
@@ -105,7 +112,6 @@ shards_system shards_of(const nlohmann::json& j) {
   out.tick_ns = j.value("tick_ns", out.tick_ns);
   out.coalesce_duplicates = j.value("coalesce_duplicates", false);
   out.panic_abort = j.value("panic_policy", "contain") == "abort";
-  out.canary = shards_plant_of(j.value("canary", "none"));
   return out;
 }
 
@@ -208,24 +214,16 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "lane_holds_map") lanes.canary = lanes_canary::lane_holds_map;
     if (canary == "consumer_loses_after_panic") lanes.canary = lanes_canary::consumer_loses_after_panic;
     if (canary == "consumer_reorders_after_panic") lanes.canary = lanes_canary::consumer_reorders_after_panic;
+    // The consumer_* canaries break the scenario's consumer wrapper, not the engine: any build runs them.
     if (lanes.canary != lanes_canary::none && !is_consumer_canary(lanes.canary)) {
-      const std::optional<plant::bug> b = plant::by_name("lanes_" + canary);
-      if (!b) throw std::logic_error("scenario reader: the schema's lanes canary '" + canary + "' is no planted bug");
-      lanes.plant = *b;
-      if (!plant::compiled_in()) {
-        fail(file, prefix + "/system/lanes/canary",
-             "\"none\" or a consumer_* canary in this build: planted bugs are compiled only into a selfcheck build "
-             "(cmake -DLOCKSTEP_SELFCHECK=ON; tools/dev builds one), found " + shown(l["canary"]));
-      }
+      lanes.plant = planted_bug(file, prefix + "/system/lanes/canary", "lanes", l["canary"]);
     }
     s.lanes = lanes;
   }
   if (sys.contains("shards")) {
     s.shards = shards_of(sys["shards"]);
-    if (s.shards->canary != plant::bug::none && !plant::compiled_in()) {
-      fail(file, prefix + "/system/shards/canary",
-           "\"none\" in this build: planted bugs are compiled only into a selfcheck build (cmake "
-           "-DLOCKSTEP_SELFCHECK=ON; tools/dev builds one), found " + shown(sys["shards"]["canary"]));
+    if (sys["shards"].value("canary", "none") != "none") {
+      s.shards->canary = planted_bug(file, prefix + "/system/shards/canary", "shards", sys["shards"]["canary"]);
     }
   }
   if (sys.contains("single_flight")) {
@@ -239,14 +237,7 @@ scenario read_schema_checked_scenario(const nlohmann::json& doc, const std::stri
     if (canary == "count_answers_as_abandoned") f.canary = flight_canary::count_answers_as_abandoned;
     if (canary == "recycled_outcome") f.canary = flight_canary::recycled_outcome;
     if (f.canary != flight_canary::none) {
-      const std::optional<plant::bug> b = plant::by_name("flights_" + canary);
-      if (!b) throw std::logic_error("scenario reader: the schema's single_flight canary '" + canary + "' is no planted bug");
-      f.plant = *b;
-      if (!plant::compiled_in()) {
-        fail(file, prefix + "/system/single_flight/canary",
-             "\"none\" in this build: planted bugs are compiled only into a selfcheck build (cmake "
-             "-DLOCKSTEP_SELFCHECK=ON; tools/dev builds one), found " + shown(sys["single_flight"]["canary"]));
-      }
+      f.plant = planted_bug(file, prefix + "/system/single_flight/canary", "flights", sys["single_flight"]["canary"]);
     }
     s.single_flight = f;
   }
