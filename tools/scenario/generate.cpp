@@ -57,13 +57,17 @@ bool has_outcome(const json& rules, const char* outcome) {
 }
 
 /// Actors on the system's cores, each with 1 to 4 steps from `step(draws, last)`.
+/// `observe`: an observe step whose count holds before anything has run (0
+/// lanes, 0 flights, nothing started), which a lone actor may take first: the
+/// one moment a generated workload knows a count without a wait.
 template <class Step>
-json actors(draws& d, std::uint64_t cores, Step&& step) {
+json actors(draws& d, std::uint64_t cores, Step&& step, const json& observe = nullptr) {
   json out = json::array();
   const std::uint64_t n = d.between(1, 3);
   for (std::uint64_t a = 0; a < n; ++a) {
     const std::uint64_t core = d.below(cores);
     json steps = json::array();
+    if (n == 1 && !observe.is_null() && d.chance(30)) steps.push_back({{"observe", observe}});
     const std::uint64_t m = d.between(1, 4);
     for (std::uint64_t s = 0; s < m; ++s) steps.push_back(step(d, s + 1 == m));
     out.push_back({{"name", "a" + std::to_string(a)}, {"core", core}, {"steps", steps}});
@@ -122,7 +126,9 @@ json lanes(draws& d, std::uint64_t cores) {
     if (last) return {{"drop_router", json::object()}};
     return route_step(g, keys, true);
   };
-  return {{"system", system}, {"behaviour", {{"consumer", consumer_of}}}, {"workload", {{"actors", actors(d, cores, step)}}}};
+  return {{"system", system},
+          {"behaviour", {{"consumer", consumer_of}}},
+          {"workload", {{"actors", actors(d, cores, step, json{{"lane_count", 0}})}}}};
 }
 
 json worker(draws& d, std::uint64_t keys) {
@@ -159,7 +165,7 @@ json flights(draws& d, std::uint64_t cores) {
   };
   return {{"system", {{"cores", cores}, {"single_flight", json::object()}}},
           {"behaviour", {{"worker", worker_of}}},
-          {"workload", {{"actors", actors(d, cores, step)}}}};
+          {"workload", {{"actors", actors(d, cores, step, json{{"in_flight", 0}})}}}};
 }
 
 struct shard_setup {
@@ -206,7 +212,7 @@ json shards(draws& d, std::uint64_t cores) {
   };
   return {{"system", {{"cores", cores}, {"shards", setup.config}}},
           {"behaviour", {{"processor", processor}}},
-          {"workload", {{"actors", actors(d, cores, step)}}}};
+          {"workload", {{"actors", actors(d, cores, step, json{{"stat", "started"}, {"value", 0}})}}}};
 }
 
 /// Lanes in front of a single-flight table, shards, or both: each consumer

@@ -19,9 +19,10 @@
 // (MacIver & Donaldson, ECOOP 2020). Choice 0 is always the simplest option
 // — one actor, one step, one key, the plainest step, no fault — and a list's
 // end reads as zeros, so a shorter or smaller list draws a smaller document.
-// The one thing `observe` steps need, the count a concurrent run reaches at
-// that moment, no drawing can know: generated workloads wait (wait_until)
-// for counts that every run reaches, and never observe.
+// The one thing an `observe` step needs, the count a concurrent run has at
+// that moment, no drawing can know in general: generated workloads wait
+// (wait_until) for counts every run reaches, and observe only where the
+// count is certain — a lone actor's first step, before anything has run.
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,7 @@ for n, line in enumerate(open(sys.argv[2]), 1):
         kinds.update(next(iter(step)) for step in actor["steps"])
 # Every component, and every step kind the generator draws, appears.
 for k in ("lanes", "shards", "single_flight", "wiring", "route", "submit", "try_submit", "join", "leave",
-          "wait_until", "sleep_ns", "cancel_lane", "cancel_worker", "drop_router", "shutdown"):
+          "wait_until", "observe", "sleep_ns", "cancel_lane", "cancel_worker", "drop_router", "shutdown"):
     assert kinds[k] > 0, f"no generated document has {k}: {dict(kinds)}"
 PY
 "$L" generate any --seeds 200 >again.jsonl
@@ -67,8 +67,8 @@ assert a["config"]["generate"] == "any" and a["runs"] == 120
 PY
 
 # (c) a failure's record holds the drawn scenario and replays alone. A step
-# budget of 20 fails every run (liveness, exit 3).
-"$L" explore --generate shards --seeds 5 --max-steps 20 --record-dir recs >fail.out 2>&1
+# budget of 5 fails every run (liveness, exit 3; a lone actor that only observes can finish in 20).
+"$L" explore --generate shards --seeds 5 --max-steps 5 --record-dir recs >fail.out 2>&1
 rc=$?
 name=generate_failure_recorded cases=$((cases + 1))
 rec=$(ls recs/generated-shards-random-1.json 2>/dev/null)
