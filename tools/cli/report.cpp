@@ -100,15 +100,22 @@ int report_failure(const prepared& p, const sim::run_config& c, const sim::run_r
   const prepared ran = for_seed(p, c.seed);
   failure_record rec{c, r, "", ran.scen->document, p.name, ran.swarm_values};
   if (!ran.swarm_values.is_null()) std::cout << "swarm: " << scenario::swarm::values_text(ran.swarm_values) << "\n";
+  std::string no_directory;  // why the record's directory could not be made ("" when it is there)
   if (path.empty()) {
     // Scenario failures collect under results/failures/ (or --record-dir), named after the file.
     path = (std::filesystem::path(record_dir) /
             (std::filesystem::path(p.name).stem().string() + "-" + c.strategy + "-" + std::to_string(c.seed) + ".json"))
                .string();
-    std::error_code ignored;  // a directory that cannot be made fails the write below, which says so
-    std::filesystem::create_directories(record_dir, ignored);
+    std::error_code made;
+    std::filesystem::create_directories(record_dir, made);
+    if (made) {
+      // Said as it is (a read-only folder, a file in the way): the write would only say "No such file or directory".
+      no_directory = path + ": the failure record was not written: cannot create its directory " +
+                     printable(record_dir, 200) + ": " + made.message();
+    }
   }
   try {
+    if (!no_directory.empty()) throw std::runtime_error(no_directory);
     write_failure_record(path, rec);
     std::cout << "failure record: " << path << "\n"
               << "replay with: " << replay_command(path) << "\n";

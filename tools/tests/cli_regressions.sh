@@ -140,6 +140,18 @@ elif ! grep -qF "the failure record was lost; the failing run: scenario=$C seed=
   fail "the lost record's failure was not printed in full"
 fi
 
+# The default record directory cannot be made (a file named results is in the
+# way; a read-only folder, which root cannot test, takes the same path): the
+# message names the directory and why, not the write's "No such file or directory".
+mkdir blocked && touch blocked/results
+(cd blocked && "$L" run "$C" --seed 3 >../out 2>../err)
+rc=$?
+name=record_directory_not_made cases=$((cases + 1))
+if [ $rc -ne 1 ] || ! grep -qF "the failure record was not written: cannot create its directory results/failures: Not a directory" err ||
+  ! grep -qF "the failure record was lost; the failing run:" out; then
+  fail "exit $rc; the record's directory failure was not said as it is"
+fi
+
 # A trace whose write fails after the run (the working directory was removed
 # after the check): reported, exit 2.
 mkdir cwd2 && (cd cwd2 && rmdir ../cwd2 && "$L" run "$H" --trace t.jsonl >../out 2>../err)
