@@ -58,8 +58,6 @@ class listed_choices final : public choices {
  public:
   explicit listed_choices(std::vector<std::uint64_t> list) : list_(std::move(list)) {}
   std::uint64_t below(std::uint64_t n) override { return at_ < list_.size() ? list_[at_++] % n : 0; }
-  /// How many choices the document took (those past the end included).
-  std::size_t taken() const { return at_; }
 
  private:
   std::vector<std::uint64_t> list_;
