@@ -33,6 +33,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_load import NCPU, foreign_share, machine_busy_s  # noqa: E402
+from explore_table_section import LIBRARY_SECTION  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 os.chdir(ROOT)
 build = sys.argv[1] if len(sys.argv) > 1 else "build-release"
@@ -51,17 +55,7 @@ def die(message):
 
 if not os.access(lockstep, os.X_OK):
     die(f"explore_table: {lockstep}: not built (cmake --build {build} --target lockstep)")
-clock_ticks = os.sysconf("SC_CLK_TCK")
-ncpu = os.cpu_count() or 1
-
-
-def machine_busy_s():
-    """CPU seconds the whole machine spent not idle (all CPUs), from /proc/stat."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle + iowait
-    return (sum(fields[:8]) - idle) / clock_ticks
-
+ncpu = NCPU
 
 def explore(file, strategy, jobs, n, out):
     """One explore run: (runs/s over explore's own wall time, CPU s per run, foreign share, summary)."""
@@ -84,7 +78,7 @@ def explore(file, strategy, jobs, n, out):
         d = json.load(f)
     runs = d["runs"] + d["probe_runs"]  # pct's probe runs cost a run too
     wall = d["wall"]["seconds"]
-    foreign = max(0.0, busy - own) / (elapsed * ncpu) if elapsed > 0 else 0.0
+    foreign = foreign_share(busy, own, elapsed)
     return runs / wall if wall > 0 else math.inf, own / runs, foreign, d
 
 
@@ -187,7 +181,10 @@ def main():
             "|---:|---:|---:|---:|",
             *steps,
         ]
-    Path("results/explore.md").write_text("\n".join(out) + "\n")
+    # The whole-library section (tools/bench/explore_library.py) is its own measurement: kept as it is.
+    old = Path("results/explore.md").read_text() if Path("results/explore.md").exists() else ""
+    kept = old[old.index(LIBRARY_SECTION):] if LIBRARY_SECTION in old else ""
+    Path("results/explore.md").write_text("\n".join(out) + "\n" + ("\n" + kept if kept else ""))
     print("wrote results/explore.md")
 
 

@@ -1,7 +1,8 @@
-// lockstep explore FILE...: many seeds of each scenario in turn under one
-// strategy, on --jobs threads, within budgets (--seeds A..B, --runs, --time,
-// --stop-after, a signal), one shard of the range (--shard I/N), each file
-// ending with its summary; --json and --junit hold every file's.
+// lockstep explore FILE...: many seeds of each scenario under one strategy,
+// every file's seeds on one pool of --jobs threads (explore_runner.hpp),
+// within budgets (--seeds A..B, --runs, --time, --stop-after, a signal), one
+// shard of the range (--shard I/N), each file ending with its summary;
+// --json and --junit hold every file's.
 //
 // Outcomes are taken in seed order on this thread: failures are printed and
 // their records written in seed order, and the summary counts exactly the
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include "tools/cli/explore_runner.hpp"
 #include "tools/cli/explore_summary.hpp"
@@ -26,10 +28,8 @@
 namespace lockstep::cli {
 namespace {
 
-/// What ran and how: the part of the summary that shards must share.
 /// What one explore shares across its files.
 struct explore_session {
-  bool refusal_said = false;     ///< the system refused some of --jobs' threads: said once, not per file
   std::uint64_t recorded = 0;    ///< failure records written (at most --max-records)
   std::uint64_t unrecorded = 0;  ///< failures past --max-records, printed with their rerun commands
 };
@@ -109,15 +109,17 @@ int finish_summary(const explore_summary& s, bool outputs_written) {
 
 namespace {
 
-/// One file's explore, to its summary (printed by the caller).
-explore_summary explore_file(run_options o, const explore_options& e, explore_session& session) {
-  const prepared p = o.generate.empty() ? prepare(o) : prepare_generated(o);
-  std::cout << "exploring scenario=" << p.name << " strategy=" << o.strategy
-            << " cores=" << o.cores << " seeds=" << o.first_seed << ".." << o.last_seed;
-  if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
-  if (p.swarm_document) std::cout << " swarm";
-  std::cout << std::endl;
-
+/// One file's part of the explore, to its summary (printed by the caller);
+/// nothing when a stop came before any of its runs finished.
+/// Its wall time counts from `started` (the explore's start for the first
+/// file, the previous file's end for the others: the pool ran ahead on it
+/// meanwhile), so the files' walls add up to the explore's.
+std::optional<explore_summary> explore_file(const prepared_file& f, const explore_options& e,
+                                            explore_session& session, explore_runner& runner,
+                                            std::chrono::steady_clock::time_point started,
+                                            std::optional<std::chrono::steady_clock::time_point> deadline) {
+  const run_options& o = f.o;
+  const prepared& p = f.p;
   explore_summary s;
   s.config = config_json(p, o, e);
   s.label = "scenario=" + p.name;
@@ -125,57 +127,58 @@ explore_summary explore_file(run_options o, const explore_options& e, explore_se
   s.jobs = e.jobs;
   const seed_slice slice{o.first_seed, o.last_seed, e.shard_index, e.shard_count};
 
-  const auto started = std::chrono::steady_clock::now();
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (e.time_limit_ms > 0) deadline = started + std::chrono::milliseconds(e.time_limit_ms);
+  bool begun = false;  // the header is printed: at once, or after a stop at its first outcome
+  const auto begin = [&] {
+    if (begun) return;
+    begun = true;
+    std::cout << "exploring scenario=" << p.name << " strategy=" << o.strategy << " cores=" << o.cores
+              << " seeds=" << o.first_seed << ".." << o.last_seed;
+    if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
+    if (p.swarm_document) std::cout << " swarm";
+    std::cout << std::endl;
+  };
+  if (runner.stop_reason().empty()) begin();
+
   std::optional<std::uint64_t> planned;
   // An open range (A..) has no planned total, only --time's deadline if any.
   if (!slice.empty() && o.last_seed != UINT64_MAX) planned = slice.last_position() + 1;
   progress_line progress(s.label + " strategy=" + o.strategy, planned, deadline);
 
-  std::string stop_reason;  // why the runner was stopped ("" while it runs)
-  {
-    explore_runner runner(p, o, slice, e.jobs);
-    if (!runner.refused().empty() && !session.refusal_said) {
-      // Said once, on stderr: the results are those any --jobs gives.
-      std::cerr << "lockstep: --jobs " << e.jobs << ": the system refused threads past " << runner.jobs_started()
-                << " (" << runner.refused() << "); running on " << runner.jobs_started() << "\n";
-      session.refusal_said = true;
-    }
-    seed_outcome out;
-    for (;;) {
-      const auto got = runner.next(out, std::chrono::milliseconds(100));
-      if (got == explore_runner::poll::end) break;
-      if (got == explore_runner::poll::outcome) {
-        s.trace_hashes.push_back(out.trace_hash);
-        s.schedule_hashes.push_back(out.schedule_hash);
-        s.probe_hits.push_back(out.probe_hits);
-        s.probe_orders.push_back(out.probe_orders);
-        if (out.probed) ++s.probe_runs;
-        if (out.failure) {
-          progress.clear();
-          s.failures.push_back(report(p, o, e, session, *out.failure));
-          if (e.stop_after != 0 && s.failures.size() == e.stop_after) {
-            stop_reason = "stop-after";
-            break;  // later seeds' outcomes are dropped: one machine stops here too
-          }
+  bool stopped_after = false;
+  seed_outcome out;
+  for (;;) {
+    const auto got = runner.next(out, std::chrono::milliseconds(100));
+    if (got == explore_runner::poll::end) break;
+    if (got == explore_runner::poll::outcome) {
+      begin();
+      s.trace_hashes.push_back(out.trace_hash);
+      s.schedule_hashes.push_back(out.schedule_hash);
+      s.probe_hits.push_back(out.probe_hits);
+      s.probe_orders.push_back(out.probe_orders);
+      if (out.probed) ++s.probe_runs;
+      if (out.failure) {
+        progress.clear();
+        s.failures.push_back(report(p, o, e, session, *out.failure));
+        if (e.stop_after != 0 && s.failures.size() == e.stop_after) {
+          stopped_after = true;
+          runner.drop_target();  // later seeds' outcomes are dropped: one machine stops here too
+          break;
         }
       }
-      if (stop_reason.empty()) {
-        if (const int sig = stop_signals::received(); sig != 0) {
-          stop_reason = stop_signals::name(sig);
-        } else if (deadline && std::chrono::steady_clock::now() >= *deadline) {
-          stop_reason = "time";
-        }
-        if (!stop_reason.empty()) runner.stop();  // runs in flight finish; the finished prefix is still taken
-      }
-      progress.update(s.runs(), s.failures.size());
     }
-    // A budget that ran out as the last seed finished stopped nothing.
-    s.stopped = stop_reason == "stop-after" || !runner.exhausted() ? stop_reason : "complete";
-    if (s.stopped.empty()) s.stopped = "complete";
+    runner.poll_stop();  // the workers check it between runs; this covers a pool that waits on us
+    progress.update(s.runs(), s.failures.size());
   }
   progress.clear();
+  if (!begun) return std::nullopt;
+  // A budget that ran out as the last seed finished stopped nothing.
+  if (stopped_after) {
+    s.stopped = "stop-after";
+  } else if (runner.exhausted()) {
+    s.stopped = "complete";
+  } else {
+    s.stopped = runner.stop_reason();
+  }
   s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return s;
 }
@@ -189,36 +192,63 @@ int cmd_explore(run_options o, explore_options e) {
   const std::vector<std::string> files =
       o.generate.empty() ? expand_files(o.files) : std::vector<std::string>{"generated-" + o.generate};
   require_one_file(files, o.record_given ? "--record" : nullptr);
+  std::vector<prepared_file> plan;
   if (o.generate.empty()) {
     check_swarm_files(o, files);
-    check_every_file(o, files);
+    plan = prepare_every_file(o, files, e.jobs);
+  } else {
+    prepared_file g{o, {}};
+    g.p = prepare_generated(g.o);
+    plan.push_back(std::move(g));
   }
   remove_stale_outputs(e);
   // Before the first line: whoever sees it may signal, and the signal must stop cleanly.
   stop_signals::install();
+  // --time is the whole explore's budget, however many files share it.
+  auto started = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (e.time_limit_ms > 0) deadline = started + std::chrono::milliseconds(e.time_limit_ms);
+
+  std::vector<explore_target> targets;
+  for (const prepared_file& f : plan) {
+    targets.push_back({&f.p, &f.o, seed_slice{f.o.first_seed, f.o.last_seed, e.shard_index, e.shard_count}});
+  }
+  // Polled by every worker between runs, so a stop comes on time even when
+  // this thread waits for a CPU behind a thousand workers.
+  const auto should_stop = [deadline]() -> std::string {
+    if (const int sig = stop_signals::received(); sig != 0) return stop_signals::name(sig);
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) return "time";
+    return "";
+  };
+  explore_runner runner(std::move(targets), e.jobs, should_stop);
+  if (!runner.refused().empty()) {
+    // Said once, on stderr: the results are those any --jobs gives.
+    std::cerr << "lockstep: --jobs " << e.jobs << ": the system refused threads past " << runner.jobs_started()
+              << " (" << runner.refused() << "); running on " << runner.jobs_started() << "\n";
+  }
+
   std::vector<explore_summary> all;
-  std::vector<std::string> not_run;  // the files after a stop (--time, a signal)
+  std::vector<std::string> not_run;  // the files a stop (--time, a signal) came before
   explore_session session;
   int code = exit_held;
-  std::string stopped;  // what stopped the explore before its last file ended ("": nothing)
-  for (const std::string& f : files) {
-    if (!stopped.empty()) {
-      not_run.push_back(f);
-      std::cout << "not run (stopped: " << stopped << "): " << f << "\n";
+  for (const prepared_file& f : plan) {
+    std::optional<explore_summary> s = explore_file(f, e, session, runner, started, deadline);
+    runner.next_target();
+    started = std::chrono::steady_clock::now();
+    if (!s) {
+      not_run.push_back(f.o.file);
+      std::cout << "not run (stopped: " << runner.stop_reason() << "): " << f.o.file << "\n";
       continue;
     }
-    run_options one = o;
-    one.file = f;
-    all.push_back(explore_file(one, e, session));
-    const explore_summary& s = all.back();
+    all.push_back(std::move(*s));
     // The outputs are written once, after the last file: here only the text.
-    const int rc = finish_summary(s, true);
-    // The exit code is the first file's that did not hold; a signal or --time stops the files after it too.
+    const int rc = finish_summary(all.back(), true);
+    // The exit code is the first file's that did not hold.
     if (code == exit_held) code = rc;
-    if (s.stopped != "complete" && s.stopped != "stop-after") stopped = s.stopped;
   }
   // A stop by a signal with nothing found is not "held": a CI job cancelled
   // mid-explore must not pass. It exits as a shell reports the signal.
+  const std::string stopped = runner.stop_reason();
   if (code == exit_held && stopped == stop_signals::name(SIGINT)) code = exit_interrupted(SIGINT);
   if (code == exit_held && stopped == stop_signals::name(SIGTERM)) code = exit_interrupted(SIGTERM);
   if (session.unrecorded > 0) {

@@ -15,21 +15,34 @@ namespace {
 // job. Outcomes are handed over in seed order whatever the chunks.
 constexpr std::uint64_t max_chunk_seeds = 16;
 
+// More jobs than the machine has hardware threads: one seed a chunk. A stop
+// keeps only the finished prefix, which ends at the first chunk cut short;
+// with a thousand workers sharing two cores every chunk is in flight at
+// once, so 16-seed chunks kept 31 runs of a second's 20,000 at --jobs 1024.
+// With one seed a chunk every run in flight finishes and is kept.
 std::uint64_t chunk_size_for(std::uint64_t last_position, unsigned jobs) {
+  const unsigned hardware = std::thread::hardware_concurrency();
+  if (hardware != 0 && jobs > hardware) return 1;
   const std::uint64_t per_job = last_position / jobs + 1;  // at least ceil(positions / jobs), no overflow
   return std::clamp<std::uint64_t>(per_job, 1, max_chunk_seeds);
 }
 }  // namespace
 
-explore_runner::explore_runner(const prepared& p, const run_options& o, seed_slice slice, unsigned jobs)
-    : p_(p), o_(o), slice_(slice) {
-  empty_ = slice_.empty();
-  if (empty_) {
-    exhausted_ = true;
-    return;
+explore_runner::explore_runner(std::vector<explore_target> targets, unsigned jobs, stop_check should_stop)
+    : should_stop_(std::move(should_stop)) {
+  for (const explore_target& t : targets) {
+    auto s = std::make_unique<target_state>();
+    s->t = t;
+    if (t.slice.empty()) {
+      s->exhausted = true;
+    } else {
+      s->chunk_seeds = chunk_size_for(t.slice.last_position(), jobs);
+      s->chunks = t.slice.last_position() / s->chunk_seeds + 1;  // an open range's stays below 2^60
+    }
+    targets_.push_back(std::move(s));
   }
-  chunk_seeds_ = chunk_size_for(slice_.last_position(), jobs);
-  last_chunk_ = slice_.last_position() / chunk_seeds_;
+  skip_finished_targets();
+  if (take_target_ >= targets_.size()) return;  // nothing to run
   window_ = 4 * static_cast<std::uint64_t>(jobs);
   live_ = jobs;
   workers_.reserve(jobs);
@@ -52,30 +65,63 @@ explore_runner::explore_runner(const prepared& p, const run_options& o, seed_sli
 }
 
 explore_runner::~explore_runner() {
-  stop();
+  request_stop("");
   for (auto& t : workers_) t.join();
 }
 
-void explore_runner::stop() {
-  std::lock_guard lock(m_);
-  stopping_ = true;
-  consumed_.notify_all();
+void explore_runner::skip_finished_targets() {
+  while (take_target_ < targets_.size() &&
+         (take_chunk_ >= targets_[take_target_]->chunks || targets_[take_target_]->dropped.load())) {
+    ++take_target_;
+    take_chunk_ = 0;
+  }
 }
 
-seed_outcome explore_runner::run_seed(std::uint64_t seed) const {
+void explore_runner::request_stop(const std::string& reason) {
+  // The flag first and without the lock: a worker holding the lock may have
+  // been preempted (a thousand workers on two cores), and the runs must stop
+  // on time all the same.
+  stopping_.store(true);
+  std::lock_guard lock(m_);
+  if (stop_reason_.empty()) stop_reason_ = reason;
+  consumed_.notify_all();
+  produced_.notify_all();
+}
+
+void explore_runner::stop(const std::string& reason) { request_stop(reason); }
+
+bool explore_runner::poll_stop() {
+  if (!stopping_.load() && should_stop_) {
+    const std::string why = should_stop_();
+    if (!why.empty()) request_stop(why);
+  }
+  return stopping_.load();
+}
+
+std::string explore_runner::stop_reason() const {
+  std::lock_guard lock(m_);
+  return stop_reason_;
+}
+
+bool explore_runner::exhausted() const {
+  std::lock_guard lock(m_);
+  return current_ < targets_.size() && targets_[current_]->exhausted;
+}
+
+seed_outcome explore_runner::run_seed(const explore_target& t, std::uint64_t seed) const {
   seed_outcome out;
   out.seed = seed;
-  auto c = config_of(o_, seed, sim::trace_mode::hash);
+  auto c = config_of(*t.o, seed, sim::trace_mode::hash);
   out.probed = c.strategy == "pct" && c.options.pct_steps == 0;
   // --generate: the seed's scenario, drawn once here and run as it is, on
   // its own cores unless --cores says otherwise.
   prepared drawn;
-  if (!p_.generator.empty()) {
-    drawn = for_seed(p_, seed);
+  if (!t.p->generator.empty()) {
+    drawn = for_seed(*t.p, seed);
     drawn.generator.clear();
-    if (!o_.cores_given) c.cores = drawn.scen->cores;
+    if (!t.o->cores_given) c.cores = drawn.scen->cores;
   }
-  const prepared& p = p_.generator.empty() ? p_ : drawn;
+  const prepared& p = t.p->generator.empty() ? *t.p : drawn;
   c = describe_and_size(p, c);
   auto r = run_once(p, c);
   crash_report::clear();
@@ -91,34 +137,50 @@ void explore_runner::work() {
   crash_report::install_thread();
   try {
     for (;;) {
-      std::uint64_t c = 0;
+      std::size_t at_target = 0;
+      std::uint64_t at_chunk = 0;
       {
         std::unique_lock lock(m_);
         consumed_.wait(lock, [&] {
-          return stopping_ || next_chunk_ > last_chunk_ || next_chunk_ < consume_chunk_ + window_;
+          skip_finished_targets();
+          return stopping_ || take_target_ >= targets_.size() || outstanding_ < window_;
         });
-        if (stopping_ || next_chunk_ > last_chunk_) break;
-        c = next_chunk_++;
+        if (stopping_ || take_target_ >= targets_.size()) break;
+        at_target = take_target_;
+        at_chunk = take_chunk_++;
+        ++outstanding_;
+        skip_finished_targets();
       }
+      target_state& ts = *targets_[at_target];
       chunk result;
-      const std::uint64_t begin = c * chunk_seeds_;
-      const std::uint64_t end = std::min(slice_.last_position() - begin, chunk_seeds_ - 1) + begin;  // inclusive
+      const std::uint64_t begin = at_chunk * ts.chunk_seeds;
+      const std::uint64_t end =
+          std::min(ts.t.slice.last_position() - begin, ts.chunk_seeds - 1) + begin;  // inclusive
       for (std::uint64_t pos = begin;; ++pos) {
-        if (stopping_.load(std::memory_order_relaxed)) {
+        if (!stopping_.load(std::memory_order_relaxed) && should_stop_) {
+          const std::string why = should_stop_();
+          if (!why.empty()) request_stop(why);
+        }
+        if (stopping_.load(std::memory_order_relaxed) || ts.dropped.load(std::memory_order_relaxed)) {
           result.partial = true;
           break;
         }
-        result.outcomes.push_back(run_seed(slice_.seed_at(pos)));
+        result.outcomes.push_back(run_seed(ts.t, ts.t.slice.seed_at(pos)));
         if (pos == end) break;
       }
       std::lock_guard lock(m_);
-      done_.emplace(c, std::move(result));
+      if (at_target < current_) {
+        --outstanding_;  // a target the caller has left: nobody will read it
+        consumed_.notify_one();
+      } else {
+        done_.emplace(std::pair{at_target, at_chunk}, std::move(result));
+      }
       produced_.notify_all();
     }
   } catch (...) {
+    stopping_.store(true);
     std::lock_guard lock(m_);
     if (!error_) error_ = std::current_exception();
-    stopping_ = true;
     consumed_.notify_all();
   }
   std::lock_guard lock(m_);
@@ -127,32 +189,67 @@ void explore_runner::work() {
 }
 
 explore_runner::poll explore_runner::next(seed_outcome& out, std::chrono::milliseconds wait) {
-  if (empty_ || exhausted_) return poll::end;
   std::unique_lock lock(m_);
+  if (current_ >= targets_.size()) return poll::end;
+  target_state& ts = *targets_[current_];
+  if (ts.exhausted || ts.ended) return poll::end;
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     if (error_) std::rethrow_exception(error_);
-    auto it = done_.find(consume_chunk_);
+    auto it = done_.find(std::pair{current_, consume_chunk_});
     if (it != done_.end()) {
       chunk& ch = it->second;
+      const bool last = consume_chunk_ + 1 == ts.chunks;
       if (consume_pos_ < ch.outcomes.size()) {
         out = std::move(ch.outcomes[consume_pos_++]);
-        if (!ch.partial && consume_pos_ == ch.outcomes.size() && consume_chunk_ == last_chunk_) exhausted_ = true;
+        if (!ch.partial && consume_pos_ == ch.outcomes.size() && last) ts.exhausted = true;
         return poll::outcome;
       }
-      if (ch.partial || consume_chunk_ == last_chunk_) return poll::end;
+      if (ch.partial || last) {
+        ts.ended = true;
+        return poll::end;
+      }
       done_.erase(it);
+      --outstanding_;
       ++consume_chunk_;
       consume_pos_ = 0;
-      consumed_.notify_all();
+      consumed_.notify_one();
       continue;
     }
-    // The chunk is not done and no worker is left to do it: stopped.
-    if (live_ == 0) return poll::end;
+    // The chunk is not done and no worker is left to do it (stopped), or the
+    // caller dropped this target: its prefix is all there is.
+    if (live_ == 0 || ts.dropped.load()) {
+      ts.ended = true;
+      return poll::end;
+    }
     if (produced_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      if (done_.find(consume_chunk_) == done_.end()) return poll::timeout;
+      if (done_.find(std::pair{current_, consume_chunk_}) == done_.end()) return poll::timeout;
     }
   }
+}
+
+void explore_runner::drop_target() {
+  std::lock_guard lock(m_);
+  if (current_ >= targets_.size()) return;
+  targets_[current_]->dropped.store(true);
+  skip_finished_targets();
+  consumed_.notify_all();
+}
+
+bool explore_runner::next_target() {
+  std::lock_guard lock(m_);
+  if (current_ >= targets_.size()) return false;
+  targets_[current_]->dropped.store(true);  // whatever of it is left is not run
+  for (auto it = done_.begin(); it != done_.end() && it->first.first == current_;) {
+    it = done_.erase(it);
+    --outstanding_;
+  }
+  ++current_;
+  consume_chunk_ = 0;
+  consume_pos_ = 0;
+  skip_finished_targets();
+  consumed_.notify_all();
+  return current_ < targets_.size();
 }
 
 }  // namespace lockstep::cli

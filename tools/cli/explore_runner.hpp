@@ -1,12 +1,19 @@
-// tools/cli/explore_runner.hpp — runs one shard's seeds on N OS threads, each
-// with its own executor (and its own stack pool: stack_pool::shared is per
-// thread), and hands the outcomes to the calling thread in seed order, so
-// everything printed or written is the same whatever N.
+// tools/cli/explore_runner.hpp — runs the seeds of one or more targets (a
+// scenario file's slice of seeds each) on one pool of N OS threads, each with
+// its own executor (and its own stack pool: stack_pool::shared is per
+// thread), and hands the outcomes to the calling thread target by target, in
+// seed order, so everything printed or written is the same whatever N.
 //
-// Seeds go out in chunks; a stop (a failure budget, --time, a signal) lets
-// each worker finish the run it is in and no more. The caller then sees the
-// longest prefix of the slice whose every run finished: a stopped explore
-// reports exactly what `--seeds FIRST..LAST_DONE` would.
+// The targets' seeds form one sequence of chunks: a worker takes the next
+// chunk whatever target it belongs to, so a file's last chunks run beside the
+// next file's first ones and no worker waits for a file to end. Workers run
+// at most a window of chunks ahead of the caller, which bounds memory.
+//
+// A stop (--time, a signal: stop()) lets each worker finish the run it is in
+// and no more; a target's own stop (--stop-after: drop_target()) ends only
+// that target. The caller then sees, for each target, the longest prefix of
+// its slice whose every run finished: a stopped explore reports exactly what
+// `--seeds FIRST..LAST_DONE` would.
 #pragma once
 
 #include <atomic>
@@ -14,11 +21,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/runtime.hpp"
@@ -56,56 +65,93 @@ struct seed_outcome {
   std::unique_ptr<failed_run> failure;
 };
 
+/// What one target runs: a prepared scenario under options, over a slice.
+/// `p` and `o` must outlive the runner.
+struct explore_target {
+  const prepared* p = nullptr;
+  const run_options* o = nullptr;
+  seed_slice slice;
+};
+
 class explore_runner {
  public:
-  /// Starts `jobs` workers at once; `p` and `o` must outlive the runner.
-  explore_runner(const prepared& p, const run_options& o, seed_slice slice, unsigned jobs);
+  /// Polled by the workers between runs (and by the caller): the reason to
+  /// stop everything ("time", "SIGINT", ...), or "" to go on.
+  using stop_check = std::function<std::string()>;
+
+  /// Starts `jobs` workers at once.
+  explore_runner(std::vector<explore_target> targets, unsigned jobs, stop_check should_stop = {});
+  /// One target: `p` and `o` must outlive the runner.
+  explore_runner(const prepared& p, const run_options& o, seed_slice slice, unsigned jobs)
+      : explore_runner({explore_target{&p, &o, slice}}, jobs) {}
   /// Stops and joins: runs in flight finish, their outcomes are dropped.
   ~explore_runner();
   explore_runner(const explore_runner&) = delete;
+  explore_runner& operator=(const explore_runner&) = delete;
   /// The worker threads running (fewer than asked where the system refused more).
   [[nodiscard]] unsigned jobs_started() const { return static_cast<unsigned>(workers_.size()); }
   /// Why the system refused the first thread it did not start ("": none refused).
   [[nodiscard]] const std::string& refused() const { return refused_; }
-  explore_runner& operator=(const explore_runner&) = delete;
 
   enum class poll { outcome, timeout, end };
-  /// The next outcome in seed order, waiting at most `wait`; `end` when the
-  /// slice is done or, after stop(), the finished prefix is. Rethrows a
-  /// worker's exception (not a run's failure: those are outcomes).
+  /// The current target's next outcome in seed order, waiting at most
+  /// `wait`; `end` when its slice is done or, after a stop, its finished
+  /// prefix is. Rethrows a worker's exception (not a run's failure: those
+  /// are outcomes).
   poll next(seed_outcome& out, std::chrono::milliseconds wait);
-  /// No further runs start; safe to call more than once.
-  void stop();
-  /// Whether every seed of the slice was handed out by next().
-  [[nodiscard]] bool exhausted() const { return exhausted_; }
+  /// No further runs of the current target start (--stop-after); the others go on.
+  void drop_target();
+  /// Moves the caller to the next target, dropping what is left of the
+  /// current one; false when there is none.
+  bool next_target();
+  /// No further runs of any target start; the first reason given is kept.
+  void stop(const std::string& reason);
+  /// Evaluates the stop check here (the caller's turn); true once stopped.
+  bool poll_stop();
+  /// Why everything stopped ("": it did not).
+  [[nodiscard]] std::string stop_reason() const;
+  /// Whether every seed of the current target was handed out by next().
+  [[nodiscard]] bool exhausted() const;
 
  private:
   struct chunk {
     std::vector<seed_outcome> outcomes;
     bool partial = false;  ///< a stop came before its last seed
   };
+  struct target_state {
+    explore_target t;
+    std::uint64_t base = 0;         // its first chunk in the one sequence
+    std::uint64_t chunks = 0;       // how many (0: an empty slice)
+    std::uint64_t chunk_seeds = 1;  // seeds per chunk: fewer for a range too small to give every job a full chunk
+    std::atomic<bool> dropped{false};  // the caller left it or asked for no more of it
+    bool exhausted = false;            // every seed handed out (the caller's)
+    bool ended = false;                // next() said end (the caller's)
+  };
   void work();
-  seed_outcome run_seed(std::uint64_t seed) const;
+  /// Moves the workers' position past targets with nothing left to take (under m_).
+  void skip_finished_targets();
+  void request_stop(const std::string& reason);
+  [[nodiscard]] std::size_t target_of(std::uint64_t chunk_index) const;
+  seed_outcome run_seed(const explore_target& t, std::uint64_t seed) const;
 
-  const prepared& p_;
-  const run_options& o_;
-  seed_slice slice_;
-  std::uint64_t last_chunk_ = 0;
-  bool empty_ = false;
-  std::uint64_t window_ = 0;  // chunks that may be done ahead of the consumer (bounds memory)
+  std::vector<std::unique_ptr<target_state>> targets_;
+  std::uint64_t window_ = 0;  // chunks taken and not yet consumed, at most (bounds memory)
+  stop_check should_stop_;
 
-  std::mutex m_;
+  mutable std::mutex m_;
   std::condition_variable produced_;
   std::condition_variable consumed_;
-  std::uint64_t next_chunk_ = 0;  // the next chunk a worker takes
+  std::size_t take_target_ = 0;  // the next chunk a worker takes: its target,
+  std::uint64_t take_chunk_ = 0;  // and its index there
+  std::uint64_t outstanding_ = 0;  // chunks taken and not yet consumed or dropped
+  std::size_t current_ = 0;        // the target the caller is on
   std::uint64_t consume_chunk_ = 0;
   std::size_t consume_pos_ = 0;
-  std::map<std::uint64_t, chunk> done_;
+  std::map<std::pair<std::size_t, std::uint64_t>, chunk> done_;  // (target, chunk) -> outcomes
   unsigned live_ = 0;
-  std::uint64_t chunk_seeds_ = 16;  // seeds per chunk: fewer for a range too small to give every job 16
   std::string refused_;
-  std::atomic<bool> stopping_{false};  // set under m_ (for the waits), read without it between runs
-  bool exhausted_ = false;
+  std::string stop_reason_;
+  std::atomic<bool> stopping_{false};  // set before stop_reason_ is; read without the lock between runs
   std::exception_ptr error_;
   std::vector<std::thread> workers_;
 };

@@ -1,5 +1,12 @@
 #include "tools/cli/prepared.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <locale>
+#include <system_error>
+#include <thread>
+
 #include "tools/cli/report.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/scenario/generate.hpp"
@@ -97,6 +104,48 @@ void check_every_file(const run_options& o, const std::vector<std::string>& file
     one.file = f;
     (void)prepare(one);
   }
+}
+
+std::vector<prepared_file> prepare_every_file(const run_options& o, const std::vector<std::string>& files,
+                                              unsigned jobs) {
+  std::vector<prepared_file> out(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      try {
+        out[i].o = o;
+        out[i].o.file = files[i];
+        out[i].p = prepare(out[i].o);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  const std::size_t wanted = std::min<std::size_t>(jobs, files.size());
+  if (wanted > 1) {
+    // libstdc++ fills ctype<char>'s narrow() cache lazily, a byte per
+    // character, from whichever thread asks first: a benign race, but a race
+    // (GCC bug 77704, reported by TSan here). The schema check compiles
+    // std::regex patterns, which narrow() every character of them: fill the
+    // cache once on this thread before any helper reads it.
+    const auto& ctype = std::use_facet<std::ctype<char>>(std::locale());
+    for (int c = 0; c < 256; ++c) (void)ctype.narrow(static_cast<char>(c), '\0');
+  }
+  for (std::size_t i = 1; i < wanted; ++i) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // this thread does the rest
+    }
+  }
+  work();
+  for (auto& t : helpers) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return out;
 }
 
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {

@@ -51,6 +51,20 @@ prepared prepare_generated(run_options& o);
 /// of them is one line and exit 2 before any output.
 void check_every_file(const run_options& o, const std::vector<std::string>& files);
 
+/// One FILE of several, prepared: its options (its own cores unless --cores
+/// was given) and its scenario.
+struct prepared_file {
+  run_options o;
+  prepared p;
+};
+
+/// prepare() of every file, on up to `jobs` threads at once, each file once;
+/// bad input is the first file's in the order given (one line, exit 2,
+/// before any output), whatever the threads. A refused thread only means
+/// fewer of them.
+std::vector<prepared_file> prepare_every_file(const run_options& o, const std::vector<std::string>& files,
+                                              unsigned jobs);
+
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace);
 
 /// Runs the scenario once under `c`.

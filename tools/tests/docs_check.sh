@@ -3,9 +3,10 @@
 # (tools/docs/cli_reference.sh); (b) every relative link in README.md and
 # docs/*.md names a file that exists; (c) the CI recipes in docs/ci/ parse
 # (YAML, sh) and have the shape docs/ci.md describes; (d) every shell command
-# in README.md runs as written against this build — from a scratch folder
-# where `scenarios` is the repository's — and exits 0 or 1 (1: a failure it
-# shows on purpose); a block after `<!-- doctest: skip (why) -->` is not run.
+# in README.md and docs/*.md runs as written against this build — from a
+# scratch folder per page where `scenarios` is the repository's — and exits 0
+# or the code its comment names (`# exit 1`); a block after
+# `<!-- doctest: skip (why) -->` is not run.
 #
 #   docs_check.sh LOCKSTEP_BINARY SOURCE_DIR
 set -u
@@ -91,42 +92,75 @@ while IFS=$'\t' read -r file cmd; do
   [ $rc -le 1 ] || fail "$file: '$cmd' exited $rc: $(head -c 300 "$work/recipes/err")"
 done <"$work/recipe_cmds"
 
-# (d) README's shell commands, in order, as written.
-mkdir -p "$work/readme/bin" && ln -s "$src/scenarios" "$work/readme/scenarios" && ln -s "$L" "$work/readme/bin/lockstep"
-python3 - "$src/README.md" >"$work/readme_cmds" <<'PY'
-import re, sys
-lines = open(sys.argv[1]).read().split("\n")
-skip = False
-i = 0
-while i < len(lines):
-    line = lines[i]
-    if line.startswith("<!-- doctest: skip"):
-        skip = True
-    elif line.strip() == "```sh":
-        i += 1
-        cmd = ""
-        while lines[i].strip() != "```":
-            cmd += lines[i].rstrip("\\").rstrip() + " " if lines[i].rstrip().endswith("\\") else lines[i]
-            if not lines[i].rstrip().endswith("\\"):
-                if cmd.strip() and not skip:
-                    print(re.sub(r"\s+#.*$", "", cmd).strip())
-                cmd = ""
+# (d) every page's shell commands, in order, as written, each page from its
+# own scratch folder: `scenarios` is the repository's, and `lockstep`,
+# `build/tools/lockstep` and `build-release/tools/lockstep` are this build.
+# One rewrite: a `--time` budget becomes 1s (a page may show `--time 1h`).
+# A command exits 0, or what a comment on it says (`# exit 1: a planted bug`).
+python3 - "$src" >"$work/doc_cmds" <<'PY'
+import pathlib, re, sys
+src = pathlib.Path(sys.argv[1])
+pages = [src / "README.md", *sorted(p for p in (src / "docs").glob("*.md") if p.name != "cli-reference.md")]
+for page in pages:
+    lines = page.read_text().split("\n")
+    skip = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("<!-- doctest: skip"):
+            skip = True
+        elif line.strip() == "```sh":
+            # A command is a line, lines joined by a trailing backslash, or a
+            # for/while/if up to its done/fi; a `# exit N` comment on any of
+            # its lines is the exit code it must give.
             i += 1
-        skip = False
-    elif line.startswith("```"):
-        skip = False
-    i += 1
+            cmd, want, depth, continued = [], None, 0, False
+            while lines[i].strip() != "```":
+                text = lines[i]
+                m = re.search(r"#\s*exit (\d+)", text)
+                if m:
+                    want = m.group(1)
+                text = re.sub(r"(^|\s)#.*$", "", text).rstrip()
+                word = text.strip().split(" ")[0] if text.strip() else ""
+                depth += word in ("for", "while", "if", "until")
+                depth -= word in ("done", "fi")
+                piece = text[:-1].rstrip() if text.endswith("\\") else text
+                if cmd and continued:
+                    cmd[-1] += " " + piece.strip()
+                else:
+                    cmd.append(piece)
+                continued = text.endswith("\\")
+                if not continued and depth == 0:
+                    one = "\n".join(c for c in cmd if c.strip())
+                    if one.strip() and not skip:
+                        one = re.sub(r"--time \S+", "--time 1s", one)
+                        print(f"{page.relative_to(src)}\t{want or '-'}\t{one}".replace("\n", "\x1e"))
+                    cmd, want = [], None
+                i += 1
+            skip = False
+        elif line.startswith("```"):
+            skip = False
+        i += 1
 PY
 name=readme_has_commands cases=$((cases + 1))
-[ "$(wc -l <"$work/readme_cmds")" -ge 5 ] || fail "found $(wc -l <"$work/readme_cmds") commands in README.md"
+[ "$(grep -c '^README.md' "$work/doc_cmds")" -ge 5 ] || fail "found $(grep -c '^README.md' "$work/doc_cmds") commands in README.md"
 n=0
-while IFS= read -r cmd; do
+while IFS=$'\t' read -r page want cmd; do
+  cmd=${cmd//$'\x1e'/$'\n'}
   n=$((n + 1))
-  name="readme_command_$n" cases=$((cases + 1))
-  (cd "$work/readme" && PATH="$work/readme/bin:$PATH" timeout 300 sh -c "$cmd" >"out_$n" 2>"err_$n")
+  dir="$work/pages/${page//\//_}"
+  if [ ! -d "$dir" ]; then
+    mkdir -p "$dir/bin" "$dir/build/tools" "$dir/build-release/tools"
+    ln -s "$src/scenarios" "$dir/scenarios"
+    for b in bin/lockstep build/tools/lockstep build-release/tools/lockstep; do ln -s "$L" "$dir/$b"; done
+  fi
+  name="doc_command_${n} (${page})" cases=$((cases + 1))
+  (cd "$dir" && PATH="$dir/bin:$PATH" timeout 300 sh -c "$cmd" </dev/null >"out_$n" 2>"err_$n")
   rc=$?
-  [ $rc -le 1 ] || fail "'$cmd' exited $rc: $(head -c 300 "$work/readme/err_$n")"
-done <"$work/readme_cmds"
+  [ -n "${DOCS_CHECK_VERBOSE:-}" ] && echo "rc=$rc $page: $cmd"
+  [ "$want" = - ] && want=0
+  [ $rc -eq "$want" ] || fail "'$cmd' exited $rc, the page says $want: $(head -c 300 "$dir/err_$n")"
+done <"$work/doc_cmds"
 
 echo "docs_check: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]
