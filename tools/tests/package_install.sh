@@ -4,7 +4,9 @@
 # share/lockstep/scenarios, the schema beside it), pkg-config's view, a
 # project registering scenario files as CTest tests with
 # lockstep_add_scenarios (held files pass, a planted bug fails, naming its
-# seed), and the .deb `cpack -G DEB` makes: its contents and its Depends.
+# seed), and the .deb `cpack -G DEB` makes: its contents and its Depends,
+# the CLI run from it unpacked into a scratch root, and apt-get's simulated
+# install of it.
 #
 #   package_install.sh BUILD_DIR SOURCE_DIR BUILD_KIND
 set -u
@@ -82,6 +84,22 @@ if command -v dpkg-deb >/dev/null && command -v dpkg-shlibdeps >/dev/null; then
     done
     grep -q "^Depends:.*libboost-context" "$work/control" || fail "the .deb's Depends lacks Boost.Context: $(cat "$work/control")"
     ! grep -qi "Depends:.*-dev" "$work/control" || fail "the .deb depends on a -dev package: $(cat "$work/control")"
+    # Installed into a scratch root: the CLI runs from it, on the scenarios it brought.
+    dpkg-deb -x "$deb" "$work/root" || fail "dpkg-deb -x could not unpack the .deb"
+    R=$work/root/usr/bin/lockstep
+    "$R" --version | grep -q "^lockstep [0-9]" || fail "the .deb's CLI has no --version"
+    (cd "$work" && "$R" run "$work/root/usr/share/lockstep/scenarios/program_velo.json" --seed 3 >deb_run.out 2>&1) ||
+      fail "the .deb's CLI does not run the .deb's scenario: $(tail -3 "$work/deb_run.out")"
+    (cd "$work" && "$R" explore "$work/root/usr/share/lockstep/scenarios/canaries/shards_skip_final_flush.json" --seeds 20 \
+      >deb_canary.out 2>&1)
+    [[ $? -eq 1 ]] || fail "the .deb's CLI does not catch the .deb's canary"
+    # What apt-get install ./lockstep_*.deb would do here (simulated: no root
+    # needed, nothing changed): it resolves, installing lockstep and no -dev package.
+    if command -v apt-get >/dev/null; then
+      apt-get install -s "$deb" >"$work/apt.log" 2>&1 || fail "apt-get install -s refuses the .deb: $(tail -3 "$work/apt.log")"
+      grep -q "^Inst lockstep " "$work/apt.log" || fail "apt-get would not install lockstep: $(tail -3 "$work/apt.log")"
+      ! grep -q "^Inst .*-dev " "$work/apt.log" || fail "apt-get would pull a -dev package: $(grep '^Inst' "$work/apt.log")"
+    fi
   fi
 fi
 
