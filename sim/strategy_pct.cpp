@@ -13,6 +13,22 @@
 // probability 1/k; skipping steps without a choice would drop the change
 // points that fall there (most of them, in a run where one fiber often runs
 // alone), so the executor reports every watched step (on_watched_step).
+//
+// Strict priorities starve: a fiber spinning on a lock keeps the highest
+// priority and the holder never runs, so a correct spin lock failed
+// `step_budget` under pct in about 40% of seeds (never under random). So
+// past 2k steps (and at least 1,000, so that a small k does not make the rest
+// of a longer run random) a pct run goes on under uniformly random choices
+// from its own stream: a fair scheduler, under which a spin ends once the
+// holder is scheduled. The change points all lie in [1, k], so the bound is
+// kept. A program that still does not finish is a real livelock, under every
+// strategy.
+//
+// Yields keep their priority. Coyote's and shuttle's PCT drop a yielding
+// thread to the lowest priority, but here a fiber on a shared simulated core
+// switches only where it blocks or yields: on one core a yield is every
+// interleaving there is, and demoting each yielder turns pct into round
+// robin (the depth-2 and depth-3 bound tests below fail with it).
 #include <algorithm>
 #include <vector>
 
@@ -21,6 +37,8 @@
 
 namespace lockstep::sim {
 namespace {
+
+constexpr std::uint64_t min_fair_after = 1000;  // steps
 
 class pct_strategy final : public strategy {
  public:
@@ -39,6 +57,7 @@ class pct_strategy final : public strategy {
   void start(std::uint32_t depth, std::uint64_t steps) {
     depth_ = depth == 0 ? 1 : depth;
     const std::uint64_t range = steps == 0 ? 1 : steps;
+    fair_after_ = range > UINT64_MAX / 2 ? UINT64_MAX : std::max<std::uint64_t>(2 * range, min_fair_after);
     for (std::uint32_t i = 1; i < depth_; ++i) changes_.push_back({1 + rng_.below(range), i});
     // In step order, so the executor watches one step at a time; stable, so
     // change points drawn on the same step apply in draw order.
@@ -55,7 +74,8 @@ class pct_strategy final : public strategy {
     priority_[fiber] = depth_ + (rng_.next() >> 8);
   }
 
-  std::size_t pick(std::span<const candidate> c, std::size_t, std::uint64_t) override {
+  std::size_t pick(std::span<const candidate> c, std::size_t count, std::uint64_t step) override {
+    if (step > fair_after_) return static_cast<std::size_t>(rng_.below(count));
     std::size_t best = 0;
     for (std::size_t i = 1; i < c.size(); ++i) {
       const auto pi = prio(c[i].fiber), pb = prio(c[best].fiber);
@@ -92,7 +112,8 @@ class pct_strategy final : public strategy {
   std::uint32_t depth_ = 1;
   std::vector<change> changes_;  // by step
   std::size_t next_ = 0;         // the first change point not yet reached
-  std::vector<std::uint64_t> priority_;
+  std::vector<std::uint64_t> priority_;  // initial >= d, change points 1..d-1
+  std::uint64_t fair_after_ = UINT64_MAX;  // max(2k, 1000): later steps pick uniformly
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -301,4 +302,113 @@ BOOST_AUTO_TEST_CASE(a_depth_two_bug_is_found_at_least_as_often_as_the_bound) {
 
 BOOST_AUTO_TEST_CASE(a_depth_three_bug_is_found_at_least_as_often_as_the_bound) {
   check_bound(depth3_program, 3, 12);
+}
+
+// --- no false livelocks -----------------------------------------------------
+// A correct spin lock: two fibers on two cores each take it three times and
+// bump a plain counter inside. Strict priorities once kept the spinner
+// running and the holder never (step_budget in many pct seeds, never under
+// random): past max(2k, 1000) steps pct now picks fairly, which ends a spin.
+
+namespace {
+
+void spin_lock_program(runtime& rt, bool yield_in_spin) {
+  auto locked = std::make_shared<atomic<bool>>(rt, false);
+  auto counter = std::make_shared<int>(0);
+  auto body = [&rt, locked, counter, yield_in_spin] {
+    for (int i = 0; i < 3; ++i) {
+      while (locked->exchange(true)) {
+        if (yield_in_spin) rt.yield_now();
+      }
+      const int seen = *counter;
+      rt.yield_now();  // inside the critical section: the lock must keep the other out
+      *counter = seen + 1;
+      locked->store(false);
+    }
+  };
+  auto a = rt.spawn_on(0, "a", body);
+  auto b = rt.spawn_on(1, "b", body);
+  a.join();
+  b.join();
+  if (*counter != 6) rt.abort("lost an increment: the lock let two in");
+}
+
+/// Seeds per strategy: 2,000, or LOCKSTEP_SPIN_SEEDS (results/strategies.md ran 1,000,000).
+std::uint64_t spin_seeds() {
+  const char* v = std::getenv("LOCKSTEP_SPIN_SEEDS");
+  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : 2000;
+}
+
+/// Seeds 1..seeds of the spin lock under `strategy`: the runs that failed.
+std::vector<run_result> failures_of(const std::string& strategy, bool yield_in_spin, std::uint64_t seeds) {
+  std::vector<run_result> failed;
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    run_config c = config(seed, strategy, 2);
+    c.options.pct_steps = 60;  // about a random run's length here
+    c.max_steps = 100'000;
+    c.trace = trace_mode::hash;
+    auto r = run(c, [yield_in_spin](runtime& rt) { spin_lock_program(rt, yield_in_spin); });
+    if (!r.ok()) failed.push_back(std::move(r));
+  }
+  return failed;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_correct_yielding_spin_lock_holds_under_every_strategy) {
+  for (const char* strategy : {"random", "pct", "fifo"}) {
+    BOOST_TEST_CONTEXT(strategy) {
+      const auto failed = failures_of(strategy, true, spin_seeds());
+      BOOST_TEST(failed.empty(), failed.size() << " seeds failed, the first: "
+                                               << (failed.empty() ? "" : failed.front().failed->message));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_correct_busy_spin_lock_holds_under_every_strategy) {
+  for (const char* strategy : {"random", "pct", "fifo"}) {
+    BOOST_TEST_CONTEXT(strategy) {
+      const auto failed = failures_of(strategy, false, spin_seeds());
+      BOOST_TEST(failed.empty(), failed.size() << " seeds failed, the first: "
+                                               << (failed.empty() ? "" : failed.front().failed->message));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_spin_lock_that_lets_two_in_fails_its_assertion_not_a_livelock) {
+  // A "lock" whose test and set are two steps lets both fibers in: a depth-3
+  // bug (b's test between a's test and set, then a's read of the counter
+  // before b's write). Strict pct hid it behind false livelocks (the spinner
+  // starving the holder until step_budget); now every failing seed reports
+  // the lost increment itself.
+  std::uint64_t found = 0, livelocks = 0;
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    run_config c = config(seed, "pct", 2);
+    c.options.pct_steps = 15;  // about this program's length
+    c.max_steps = 100'000;
+    c.trace = trace_mode::hash;
+    auto r = run(c, [](runtime& rt) {
+      auto locked = std::make_shared<atomic<bool>>(rt, false);
+      auto counter = std::make_shared<int>(0);
+      auto body = [&rt, locked, counter] {
+        while (locked->load()) rt.yield_now();
+        locked->store(true);  // not atomic with the load: the bug
+        const int seen = *counter;
+        rt.yield_now();
+        *counter = seen + 1;
+        locked->store(false);
+      };
+      auto a = rt.spawn_on(0, "a", body);
+      auto b = rt.spawn_on(1, "b", body);
+      a.join();
+      b.join();
+      if (*counter != 2) rt.abort("lost an increment");
+    });
+    if (r.ok()) continue;
+    if (r.failed->kind == failure_kind::abort) ++found;
+    if (r.failed->kind == failure_kind::step_budget) ++livelocks;
+  }
+  BOOST_TEST_MESSAGE("the lost increment in " << found << " of 2000 pct seeds, a livelock in " << livelocks);
+  BOOST_TEST(livelocks == 0u);
+  BOOST_TEST(found > 0u);
 }
