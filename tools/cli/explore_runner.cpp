@@ -17,15 +17,35 @@ constexpr std::uint64_t max_chunk_seeds = 16;
 
 // More jobs than the machine has hardware threads: one seed a chunk. A stop
 // keeps only the finished prefix, which ends at the first chunk cut short;
-// with a thousand workers sharing two cores every chunk is in flight at
+// with a thousand workers sharing two cores every chunk was in flight at
 // once, so 16-seed chunks kept 31 runs of a second's 20,000 at --jobs 1024.
 // With one seed a chunk every run in flight finishes and is kept.
+//
+// Such workers also take turns: one run per hardware thread at a time (a
+// permit, below). The kernel would time-slice them anyway, in the middle of
+// runs; taking turns between runs gives the same outcomes with fewer
+// switches, and a stop then waits for a few runs, not for every job's.
 std::uint64_t chunk_size_for(std::uint64_t last_position, unsigned jobs) {
   const unsigned hardware = std::thread::hardware_concurrency();
   if (hardware != 0 && jobs > hardware) return 1;
   const std::uint64_t per_job = last_position / jobs + 1;  // at least ceil(positions / jobs), no overflow
   return std::clamp<std::uint64_t>(per_job, 1, max_chunk_seeds);
 }
+/// A run permit held for a scope (none to take: a no-op).
+class permit {
+ public:
+  explicit permit(std::counting_semaphore<>* s) : s_(s) {
+    if (s_ != nullptr) s_->acquire();
+  }
+  ~permit() {
+    if (s_ != nullptr) s_->release();
+  }
+  permit(const permit&) = delete;
+  permit& operator=(const permit&) = delete;
+
+ private:
+  std::counting_semaphore<>* s_;
+};
 }  // namespace
 
 explore_runner::explore_runner(std::vector<explore_target> targets, unsigned jobs, stop_check should_stop)
@@ -44,21 +64,35 @@ explore_runner::explore_runner(std::vector<explore_target> targets, unsigned job
   skip_finished_targets();
   if (take_target_ >= targets_.size()) return;  // nothing to run
   window_ = 4 * static_cast<std::uint64_t>(jobs);
+  if (const unsigned hardware = std::thread::hardware_concurrency(); hardware != 0 && jobs > hardware) {
+    run_permits_ = std::make_unique<std::counting_semaphore<>>(hardware);
+  }
   live_ = jobs;
   workers_.reserve(jobs);
   for (unsigned i = 0; i < jobs; ++i) {
     try {
-      workers_.emplace_back([this] { work(); });
+      workers_.emplace_back([this, i] { work(i); });
     } catch (const std::system_error& e) {
-      // The system refused a thread (a memory or task limit): go on with the
-      // ones it gave, since the outcomes are the same for any number of jobs.
+      // The system refused a thread (a memory or task limit): go on with
+      // fewer, since the outcomes are the same for any number of jobs. Not
+      // with all it gave: at the limit there is no room left for the runs'
+      // own fiber stacks (a run then failed as resource_exhausted), so a
+      // quarter of them end at once and give theirs back.
       if (workers_.empty()) {
         throw input_error("--jobs " + std::to_string(jobs) + ": the system started no worker thread (" + e.what() + ")");
       }
       refused_ = e.what();
-      std::lock_guard lock(m_);
-      live_ -= jobs - i;
-      produced_.notify_all();
+      started_ = i;
+      {
+        std::lock_guard lock(m_);
+        allowed_ = std::max(1U, i - i / 4);
+        live_ -= jobs - i;
+        consumed_.notify_all();
+        produced_.notify_all();
+      }
+      // Joined now: an ended thread's stack is only given back when joined.
+      for (std::size_t w = allowed_; w < workers_.size(); ++w) workers_[w].join();
+      workers_.resize(allowed_);
       break;
     }
   }
@@ -133,19 +167,25 @@ seed_outcome explore_runner::run_seed(const explore_target& t, std::uint64_t see
   return out;
 }
 
-void explore_runner::work() {
+void explore_runner::work(unsigned index) {
   crash_report::install_thread();
   try {
     for (;;) {
+      if (index >= allowed_.load()) break;  // let go after a refused thread (constructor)
+      // Oversubscribed: a permit before a chunk is taken, so that the seeds
+      // taken are the seeds running, and a stop waits for one run per
+      // hardware thread, not one per job (1,024 runs on two cores took
+      // 40 ms to finish).
+      permit held(run_permits_.get());
       std::size_t at_target = 0;
       std::uint64_t at_chunk = 0;
       {
         std::unique_lock lock(m_);
         consumed_.wait(lock, [&] {
           skip_finished_targets();
-          return stopping_ || take_target_ >= targets_.size() || outstanding_ < window_;
+          return stopping_ || take_target_ >= targets_.size() || outstanding_ < window_ || index >= allowed_;
         });
-        if (stopping_ || take_target_ >= targets_.size()) break;
+        if (stopping_ || take_target_ >= targets_.size() || index >= allowed_) break;
         at_target = take_target_;
         at_chunk = take_chunk_++;
         ++outstanding_;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <string>
 #include <thread>
 #include <utility>
@@ -88,8 +90,10 @@ class explore_runner {
   ~explore_runner();
   explore_runner(const explore_runner&) = delete;
   explore_runner& operator=(const explore_runner&) = delete;
-  /// The worker threads running (fewer than asked where the system refused more).
-  [[nodiscard]] unsigned jobs_started() const { return static_cast<unsigned>(workers_.size()); }
+  /// The worker threads started (fewer than asked where the system refused more).
+  [[nodiscard]] unsigned jobs_started() const { return refused_.empty() ? jobs_running() : started_; }
+  /// Those that go on running: after a refusal, three in four of those started.
+  [[nodiscard]] unsigned jobs_running() const { return static_cast<unsigned>(workers_.size()); }
   /// Why the system refused the first thread it did not start ("": none refused).
   [[nodiscard]] const std::string& refused() const { return refused_; }
 
@@ -127,7 +131,7 @@ class explore_runner {
     bool exhausted = false;            // every seed handed out (the caller's)
     bool ended = false;                // next() said end (the caller's)
   };
-  void work();
+  void work(unsigned index);
   /// Moves the workers' position past targets with nothing left to take (under m_).
   void skip_finished_targets();
   void request_stop(const std::string& reason);
@@ -150,9 +154,12 @@ class explore_runner {
   std::map<std::pair<std::size_t, std::uint64_t>, chunk> done_;  // (target, chunk) -> outcomes
   unsigned live_ = 0;
   std::string refused_;
+  unsigned started_ = 0;  // threads started before the refusal
   std::string stop_reason_;
   std::atomic<bool> stopping_{false};  // set before stop_reason_ is; read without the lock between runs
+  std::atomic<unsigned> allowed_{UINT_MAX};  // workers with a smaller index go on (after a refused thread)
   std::exception_ptr error_;
+  std::unique_ptr<std::counting_semaphore<>> run_permits_;  // more jobs than hardware threads: one run each at a time
   std::vector<std::thread> workers_;
 };
 
