@@ -36,20 +36,21 @@ int refuse_verb(const CLI::App& app, const std::string& what, const std::string&
 void name_value_types(CLI::App& app) {
   static const std::pair<const char*, const char*> types[] = {
       {"--seed", "UINT64"}, {"--first-seed", "UINT64"}, {"--seeds", "N|A..B|A.."},
-      {"--jobs", "1..1024"}, {"--runs", "N"}, {"--time", "DURATION"}, {"--stop-after", "N"},
+      {"--jobs", "1..1024"}, {"--runs", "N"}, {"--time", "DURATION"}, {"--stop-after", "N"}, {"--stop-after-liveness", "N"},
       {"--max-records", "N"}, {"--shard", "I/N"}, {"--cores", "1..64"}, {"--pct-depth", "1..64"},
       {"--pct-steps", "N"}, {"--max-steps", "N"}, {"--max-runs", "N"}, {"--time-scale", "1..1000000"},
       {"--strategy", "STRATEGY"}, {"--backend", "BACKEND"}, {"--format", "FORMAT"}, {"--trace", "FILE|-"},
       {"--json", "FILE|-"}, {"--junit", "FILE|-"}, {"--record", "FILE"}, {"--output", "FILE|-"}, {"--out", "FILE"},
       {"--record-dir", "DIR"}, {"--library", "DIR"}};
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const bool selfcheck = sub->get_name() == "selfcheck";  // its --jobs: planted bugs at once, 1..256
     for (CLI::Option* opt : sub->get_options()) {
       if (opt->get_name() == "files") opt->type_name("FILE|DIR");
       if (opt->get_name() == "results" || opt->get_name() == "record" || opt->get_name() == "input") opt->type_name("FILE");
       if (opt->get_name() == "verb") opt->type_name("VERB");
       for (const auto& [flag, type] : types) {
         for (const std::string& name : opt->get_lnames()) {
-          if ("--" + name == flag) opt->type_name(type);
+          if ("--" + name == flag) opt->type_name(selfcheck && name == "jobs" ? "1..256" : type);
         }
       }
     }

@@ -45,6 +45,7 @@ nlohmann::json config_json(const prepared& p, const run_options& o, const explor
   c["max_steps"] = o.max_steps;
   c["seeds"] = {{"first", o.first_seed}, {"last", o.last_seed}};
   c["stop_after"] = e.stop_after;
+  if (e.stop_after_liveness) c["stop_after_liveness"] = *e.stop_after_liveness;  // absent: counted together
   if (p.swarm_document) c["swarm"] = true;  // each seed drew its own configuration from the ranges
   if (!p.generator.empty()) c["generate"] = p.generator;  // each seed drew its whole scenario; the document is the first seed's
   return c;
@@ -109,15 +110,26 @@ int finish_summary(const explore_summary& s, bool outputs_written) {
 
 namespace {
 
+/// "exploring scenario=..." for one file.
+void print_header(const prepared_file& f, const explore_options& e) {
+  std::cout << "exploring scenario=" << f.p.name << " strategy=" << f.o.strategy << " cores=" << f.o.cores
+            << " seeds=" << f.o.first_seed << ".." << f.o.last_seed;
+  if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
+  if (f.p.swarm_document) std::cout << " swarm";
+  std::cout << std::endl;
+}
+
 /// One file's part of the explore, to its summary (printed by the caller);
-/// nothing when a stop came before any of its runs finished.
+/// nothing when a stop came before any of its runs finished. `begun`: its
+/// header is already printed.
 /// Its wall time counts from `started` (the explore's start for the first
 /// file, the previous file's end for the others: the pool ran ahead on it
 /// meanwhile), so the files' walls add up to the explore's.
 std::optional<explore_summary> explore_file(const prepared_file& f, const explore_options& e,
                                             explore_session& session, explore_runner& runner,
                                             std::chrono::steady_clock::time_point started,
-                                            std::optional<std::chrono::steady_clock::time_point> deadline) {
+                                            std::optional<std::chrono::steady_clock::time_point> deadline,
+                                            bool begun) {
   const run_options& o = f.o;
   const prepared& p = f.p;
   explore_summary s;
@@ -127,15 +139,11 @@ std::optional<explore_summary> explore_file(const prepared_file& f, const explor
   s.jobs = e.jobs;
   const seed_slice slice{o.first_seed, o.last_seed, e.shard_index, e.shard_count};
 
-  bool begun = false;  // the header is printed: at once, or after a stop at its first outcome
+  // The header is printed at once, or after a stop at the file's first outcome.
   const auto begin = [&] {
     if (begun) return;
     begun = true;
-    std::cout << "exploring scenario=" << p.name << " strategy=" << o.strategy << " cores=" << o.cores
-              << " seeds=" << o.first_seed << ".." << o.last_seed;
-    if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
-    if (p.swarm_document) std::cout << " swarm";
-    std::cout << std::endl;
+    print_header(f, e);
   };
   if (runner.stop_reason().empty()) begin();
 
@@ -145,6 +153,7 @@ std::optional<explore_summary> explore_file(const prepared_file& f, const explor
   progress_line progress(s.label + " strategy=" + o.strategy, planned, deadline);
 
   bool stopped_after = false;
+  failure_stop stop = failure_stop::from_config(s.config);
   seed_outcome out;
   for (;;) {
     const auto got = runner.next(out, std::chrono::milliseconds(100));
@@ -159,7 +168,7 @@ std::optional<explore_summary> explore_file(const prepared_file& f, const explor
       if (out.failure) {
         progress.clear();
         s.failures.push_back(report(p, o, e, session, *out.failure));
-        if (e.stop_after != 0 && s.failures.size() == e.stop_after) {
+        if (stop.stops_at(s.failures.back().kind)) {
           stopped_after = true;
           runner.drop_target();  // later seeds' outcomes are dropped: one machine stops here too
           break;
@@ -220,11 +229,15 @@ int cmd_explore(run_options o, explore_options e) {
     if (deadline && std::chrono::steady_clock::now() >= *deadline) return "time";
     return "";
   };
+  // The first file's header before any worker starts: a seed that crashes
+  // the process must find what came before it printed.
+  if (!plan.empty()) print_header(plan.front(), e);
   explore_runner runner(std::move(targets), e.jobs, should_stop);
   if (!runner.refused().empty()) {
     // Said once, on stderr: the results are those any --jobs gives.
     std::cerr << "lockstep: --jobs " << e.jobs << ": the system refused threads past " << runner.jobs_started()
-              << " (" << runner.refused() << "); running on " << runner.jobs_started() << "\n";
+              << " (" << runner.refused() << "); running on " << runner.jobs_running()
+              << ", leaving memory for the runs\n";
   }
 
   std::vector<explore_summary> all;
@@ -232,7 +245,8 @@ int cmd_explore(run_options o, explore_options e) {
   explore_session session;
   int code = exit_held;
   for (const prepared_file& f : plan) {
-    std::optional<explore_summary> s = explore_file(f, e, session, runner, started, deadline);
+    const bool first = &f == &plan.front();
+    std::optional<explore_summary> s = explore_file(f, e, session, runner, started, deadline, first);
     runner.next_target();
     started = std::chrono::steady_clock::now();
     if (!s) {

@@ -83,7 +83,7 @@ explore_summary walk(const std::vector<const shard_input*>& shards) {
   m.label = a.label;
   const std::uint64_t first = a.config["seeds"]["first"].get<std::uint64_t>();
   const std::uint64_t last = a.config["seeds"]["last"].get<std::uint64_t>();
-  const std::uint64_t stop_after = a.config["stop_after"].get<std::uint64_t>();
+  failure_stop stop = failure_stop::from_config(a.config);
   const std::uint64_t n = shards.size();
   for (std::uint64_t i = 0; i < n; ++i) {
     const shard_input& x = *shards[i];
@@ -117,7 +117,7 @@ explore_summary walk(const std::vector<const shard_input*>& shards) {
     }
     if (failure_at[i] < fs.size() && fs[failure_at[i]].seed == seed) {
       m.failures.push_back(fs[failure_at[i]++]);
-      if (stop_after != 0 && m.failures.size() == stop_after) {
+      if (stop.stops_at(m.failures.back().kind)) {
         m.stopped = "stop-after";
         break;
       }

@@ -81,13 +81,39 @@ std::string failure_reason(const std::string& kind, const std::string& message) 
   return kind;
 }
 
-int exit_code_of(const explore_summary& s) {
-  if (s.failures.empty()) return coverage_of(s).missing.empty() ? exit_held : exit_failed;
+namespace {
+int exit_code_of_kind(const std::string& name) {
   for (int k = 0; k < sim::failure_kind_count; ++k) {
     const auto kind = static_cast<sim::failure_kind>(k);
-    if (sim::to_string(kind) == s.failures.front().kind) return exit_code_of(kind);
+    if (sim::to_string(kind) == name) return exit_code_of(kind);
   }
   return exit_failed;
+}
+}  // namespace
+
+bool is_liveness_kind(const std::string& kind) { return exit_code_of_kind(kind) == exit_liveness; }
+
+failure_stop failure_stop::from_config(const nlohmann::json& config) {
+  failure_stop f;
+  f.stop_after = config.at("stop_after").get<std::uint64_t>();
+  if (config.contains("stop_after_liveness")) f.stop_after_liveness = config["stop_after_liveness"].get<std::uint64_t>();
+  return f;
+}
+
+bool failure_stop::stops_at(const std::string& kind) {
+  if (!stop_after_liveness) return stop_after != 0 && ++safety_seen == stop_after;
+  if (is_liveness_kind(kind)) return *stop_after_liveness != 0 && ++liveness_seen == *stop_after_liveness;
+  return stop_after != 0 && ++safety_seen == stop_after;
+}
+
+int exit_code_of(const explore_summary& s) {
+  if (s.failures.empty()) return coverage_of(s).missing.empty() ? exit_held : exit_failed;
+  if (s.config.contains("stop_after_liveness")) {
+    for (const failing_seed& f : s.failures) {
+      if (!is_liveness_kind(f.kind)) return exit_code_of_kind(f.kind);
+    }
+  }
+  return exit_code_of_kind(s.failures.front().kind);
 }
 
 nlohmann::json to_json(const explore_summary& s) {
@@ -189,6 +215,7 @@ explore_summary summary_from_json(const std::string& path, const nlohmann::json&
   r.u64("/config/seeds/first");
   r.u64("/config/seeds/last");
   r.u64("/config/stop_after");
+  if (s.config.contains("stop_after_liveness")) r.u64("/config/stop_after_liveness");
   if (root.contains("shard")) {
     const auto count = r.u64_in("/shard/count", 1, 65536);
     s.shard = std::pair{r.u64_in("/shard/index", 0, count - 1), count};
@@ -318,6 +345,18 @@ void print_summary(std::ostream& os, const explore_summary& s) {
   std::map<std::string, std::uint64_t> by_reason;
   for (const auto& f : s.failures) ++by_reason[f.reason];
   for (const auto& [reason, n] : by_reason) os << "  failures by reason: " << reason << ": " << n << "\n";
+  // Safety and liveness both found: which came first, and where each first did.
+  const failing_seed* first_safety = nullptr;
+  const failing_seed* first_liveness = nullptr;
+  for (const auto& f : s.failures) {
+    const failing_seed*& slot = is_liveness_kind(f.kind) ? first_liveness : first_safety;
+    if (slot == nullptr) slot = &f;
+  }
+  if (first_safety != nullptr && first_liveness != nullptr) {
+    os << "  found first: " << (first_liveness->seed < first_safety->seed ? "liveness" : "safety")
+       << " (first liveness failure: seed " << first_liveness->seed << ", " << first_liveness->reason
+       << "; first safety failure: seed " << first_safety->seed << ", " << first_safety->reason << ")\n";
+  }
   print_coverage(os, s);
   // A run left going may find thousands: the first few here, every one in --json.
   constexpr std::size_t listed = 20;

@@ -65,11 +65,34 @@ struct coverage {
 
 coverage coverage_of(const explore_summary& s);
 
+/// Whether a failure kind (sim::to_string) is a liveness one (exit code 3:
+/// a deadlock, a step or time budget, a liveness oracle).
+bool is_liveness_kind(const std::string& kind);
+
+/// When an explore stops on failures, counted in seed order: at the
+/// stop_after-th failure of any kind (0: never); or, with
+/// --stop-after-liveness M, safety failures and liveness failures counted
+/// apart: at the stop_after-th safety one or the M-th liveness one (0:
+/// never), so an explore can go on past livelocks to look for a safety bug.
+/// explore and merge count alike, so shards merge into one machine's stop.
+struct failure_stop {
+  std::uint64_t stop_after = 1;
+  std::optional<std::uint64_t> stop_after_liveness;
+  std::uint64_t safety_seen = 0;
+  std::uint64_t liveness_seen = 0;
+  /// From a summary's config ("stop_after", and "stop_after_liveness" when given).
+  static failure_stop from_config(const nlohmann::json& config);
+  /// Counts a failure of `kind`; true when the explore stops at it.
+  bool stops_at(const std::string& kind);
+};
+
 /// "oracle NAME" / "liveness NAME" from a failure's message, else the kind.
 std::string failure_reason(const std::string& kind, const std::string& message);
 
-/// The exit code of the first failure in seed order; with none, exit_failed
-/// when a must_reach probe was never hit, else exit_held.
+/// The exit code of the first failure in seed order (with
+/// --stop-after-liveness: of the first safety failure if there is one, as
+/// liveness is then kept apart); with none, exit_failed when a must_reach
+/// probe was never hit, else exit_held.
 int exit_code_of(const explore_summary& s);
 
 nlohmann::json to_json(const explore_summary& s);

@@ -217,6 +217,7 @@ int main(int argc, char** argv) {
   explore_more.json_given = explore->count("--json") > 0;
   explore_more.junit_given = explore->count("--junit") > 0;
   explore_more.record_dir_given = explore->count("--record-dir") > 0;
+  explore_more.stop_after_liveness_given = explore->count("--stop-after-liveness") > 0;
   merge_out.json_given = merge->count("--json") > 0;
   merge_out.junit_given = merge->count("--junit") > 0;
 

@@ -119,6 +119,9 @@ void resolve_explore(run_options& o, explore_options& e) {
   }
   if (!e.time_text.empty()) e.time_limit_ms = parse_duration_ms("--time", e.time_text);
   e.stop_after = parse_u64("--stop-after", e.stop_after_text, 0, UINT64_MAX);
+  if (e.stop_after_liveness_given) {
+    e.stop_after_liveness = parse_u64("--stop-after-liveness", e.stop_after_liveness_text, 0, UINT64_MAX);
+  }
   e.max_records = parse_u64("--max-records", e.max_records_text, 0, UINT64_MAX);
   if (e.record_dir_given) {
     if (o.record_given) {
@@ -139,6 +142,10 @@ void resolve_explore(run_options& o, explore_options& e) {
     throw input_error(expected_shard);
   }
   e.sharded = e.shard_count > 1;
+  if (o.record_given && e.stop_after_liveness) {
+    throw input_error("--record: names one file, expected no --stop-after-liveness with it (counted apart, "
+                      "liveness and safety failures make several records: use --record-dir)");
+  }
   if (o.record_given && e.stop_after != 1) {
     throw input_error("--record: names one file, expected --stop-after 1 with it (without --record every "
                       "failure has its own file), found --stop-after " + e.stop_after_text);
@@ -188,7 +195,12 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
                  "wall-clock budget, like 30s, 5m or 2h: then stop taking seeds, finish the runs in flight "
                  "and report the seeds done");
   app.add_option("--stop-after", e.stop_after_text,
-                 "stop after N failures, counted in seed order (default 1; 0: never stop on failures)");
+                 "stop after N failures, counted in seed order (default 1; 0: never stop on failures); with "
+                 "--stop-after-liveness, N safety failures");
+  app.add_option("--stop-after-liveness", e.stop_after_liveness_text,
+                 "count liveness failures (deadlock, step or time budget, a liveness oracle) apart and stop "
+                 "after M of them (0: never: go on past livelocks to look for a safety failure); the exit "
+                 "code is then the first safety failure's, if any");
   app.add_option("--max-records", e.max_records_text,
                  "write at most N failure records (default 100; 0: none): each failure past it is still "
                  "printed, with the command that reruns it, and the summary counts them");
@@ -208,21 +220,23 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
                  "scenario files (JSON, scenarios/README.md), each run in turn; a directory stands for its "
                  "*.json files sorted by name");  // required unless --generate: checked in main
   if (with_seed) {
-    app.add_option("--seed", o.seed_text, "seed of the run (decimal, 0 to 2^64-1)");
+    app.add_option("--seed", o.seed_text, "seed of the run (decimal, 0 to 2^64-1; default 1)");
   } else {
-    app.add_option("--first-seed", o.first_seed_text, "first seed (decimal)");
+    app.add_option("--first-seed", o.first_seed_text, "first seed (decimal; default 1)");
     app.add_option("--seeds", o.seeds_text,
-                   "how many seeds from --first-seed (1 to 2^40), or a range A..B (both included; A.. runs "
-                   "to 2^64-1, for --runs or --time to bound)");
+                   "how many seeds from --first-seed (1 to 2^40; default 100), or a range A..B (both included; "
+                   "A.. runs to 2^64-1, for --runs or --time to bound)");
   }
-  app.add_option("--strategy", o.strategy, "random | pct | fifo")
+  app.add_option("--strategy", o.strategy,
+                 "random (default: a uniformly random runnable fiber at each step) | pct (priorities with d-1 "
+                 "random change points) | fifo (the fiber that became runnable first)")
       ->check(CLI::IsMember({"random", "pct", "fifo"}));
-  app.add_option("--cores", o.cores_text, "simulated cores (1 to 64)");
-  app.add_option("--pct-depth", o.pct_depth_text, "PCT bug depth d (d-1 priority change points; 1 to 64)");
+  app.add_option("--cores", o.cores_text, "simulated cores (1 to 64; default: the file's system.cores)");
+  app.add_option("--pct-depth", o.pct_depth_text, "PCT bug depth d (d-1 priority change points; 1 to 64; default 3)");
   app.add_option("--pct-steps", o.pct_steps_text,
                  "PCT: steps k the change points are drawn from (default 0: the length of a random run "
                  "of the same scenario and seed, so change points land inside the run)");
-  app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1)");
+  app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1; default 10000000)");
   auto sim_only = [&o](const char* flag) {
     return [&o, flag](const std::string&) {
       if (o.sim_only_flag.empty()) o.sim_only_flag = flag;

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,7 @@ struct explore_options {
   std::string runs_text;
   std::string time_text;
   std::string stop_after_text = "1";
+  std::string stop_after_liveness_text;  // "": not given (liveness counts with --stop-after)
   std::string shard_text = "0/1";
   std::string max_records_text = "100";
   std::string record_dir = "results/failures";
@@ -63,9 +65,11 @@ struct explore_options {
   std::string junit_out;
   bool json_given = false;
   bool junit_given = false;
+  bool stop_after_liveness_given = false;
 
   unsigned jobs = 1;
   std::uint64_t stop_after = 1;  // 0: never stop on failures
+  std::optional<std::uint64_t> stop_after_liveness;  // given: liveness failures counted apart (0: never stop on them)
   std::uint64_t max_records = 100;  // records written at most, over every file of one explore
   std::uint64_t time_limit_ms = 0;  // 0: no wall-clock budget
   std::uint64_t shard_index = 0;

@@ -47,6 +47,9 @@ name=ci_recipes_parse cases=$((cases + 1))
 import pathlib, sys, yaml
 ci = pathlib.Path(sys.argv[1])
 gh = yaml.safe_load((ci / "github-actions.yml").read_text())
+gen = yaml.safe_load((ci / "github-actions-generate.yml").read_text())
+for jobs in (gh["jobs"], gen["jobs"]):  # tools/bootstrap.sh installs Debian 12's package names
+    assert all(str(j.get("container", "")).startswith("debian:") for j in jobs.values()), "github: a Debian container"
 assert gh["jobs"]["explore"]["strategy"]["matrix"]["shard"] == [0, 1, 2, 3], "github: the shard matrix"
 assert gh["jobs"]["merge"]["needs"] == "explore", "github: merge after the shards"
 steps = " ".join(str(s.get("run", "")) for s in gh["jobs"]["explore"]["steps"])

@@ -169,6 +169,30 @@ assert seeds == [f["seed"] for f in json.load(open("canary_all/one.json"))["fail
 m = json.load(open("canary_cut/merged.json"))
 assert m["stopped"] == "stop-after" and m["failures"] == 4, m["stopped"]'
 
+# --- liveness kept apart from safety: --stop-after-liveness ------------------------
+# At --max-steps 150 most runs of the canary exhaust the step budget (liveness)
+# and a few fail its oracle (safety). Counted together, the explore stops at the
+# first livelock (exit 3); with --stop-after-liveness 0 it goes past them to the
+# first safety failure (exit 1) and says which kind it found first.
+mkdir -p apart && cd apart || exit 1
+expect apart_default_stops_at_livelock 3 "failures by reason: step_budget: 1" -- \
+  "$L" explore "$canary" --seeds 60 --max-steps 150 --max-records 0
+expect apart_past_livelocks 1 "found first: liveness (first liveness failure: seed 1, step_budget; first safety failure: seed" -- \
+  "$L" explore "$canary" --seeds 60 --max-steps 150 --max-records 0 --stop-after-liveness 0 --json one.json
+check apart_summary '
+import json
+d = json.load(open("one.json"))
+kinds = [f["kind"] for f in d["failing_seeds"]]
+assert d["stopped"] == "stop-after" and kinds[-1] == "oracle" and set(kinds[:-1]) == {"step_budget"}, kinds
+assert d["runs"] == d["failing_seeds"][-1]["seed"] and d["config"]["stop_after_liveness"] == 0, d["runs"]'
+expect apart_two_livelocks 3 "failures by reason: step_budget: 2" -- \
+  "$L" explore "$canary" --seeds 60 --max-steps 150 --max-records 0 --stop-after-liveness 2 --stop-after 0
+expect apart_record_refused 2 "--record: names one file, expected no --stop-after-liveness with it" -- \
+  "$L" explore "$canary" --stop-after-liveness 0 --record x.json
+cd ..
+shard_case apart_merge "$canary" --seeds 1..60 --max-steps 150 --max-records 0 --stop-after-liveness 0
+jobs_case apart_jobs "$canary" --seeds 1..60 --max-steps 150 --max-records 5 --stop-after-liveness 0
+
 # --- (c) budgets -------------------------------------------------------------
 budget() {  # budget NAME PYTHON ARGS...: explore ARGS --json b.json, then PYTHON over the summary (d)
   local n=$1 py=$2
