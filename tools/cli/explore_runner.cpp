@@ -34,7 +34,7 @@ std::uint64_t chunk_size_for(std::uint64_t last_position, unsigned jobs) {
 /// A run permit held for a scope (none to take: a no-op).
 class permit {
  public:
-  explicit permit(std::counting_semaphore<>* s) : s_(s) {
+  explicit permit(explore_runner::run_permits* s) : s_(s) {
     if (s_ != nullptr) s_->acquire();
   }
   ~permit() {
@@ -44,7 +44,7 @@ class permit {
   permit& operator=(const permit&) = delete;
 
  private:
-  std::counting_semaphore<>* s_;
+  explore_runner::run_permits* s_;
 };
 }  // namespace
 
@@ -65,7 +65,7 @@ explore_runner::explore_runner(std::vector<explore_target> targets, unsigned job
   if (take_target_ >= targets_.size()) return;  // nothing to run
   window_ = 4 * static_cast<std::uint64_t>(jobs);
   if (const unsigned hardware = std::thread::hardware_concurrency(); hardware != 0 && jobs > hardware) {
-    run_permits_ = std::make_unique<std::counting_semaphore<>>(hardware);
+    run_permits_ = std::make_unique<run_permits>(hardware);
   }
   live_ = jobs;
   workers_.reserve(jobs);
@@ -76,8 +76,10 @@ explore_runner::explore_runner(std::vector<explore_target> targets, unsigned job
       // The system refused a thread (a memory or task limit): go on with
       // fewer, since the outcomes are the same for any number of jobs. Not
       // with all it gave: at the limit there is no room left for the runs'
-      // own fiber stacks (a run then failed as resource_exhausted), so a
-      // quarter of them end at once and give theirs back.
+      // own fiber stacks (each worker maps a slab of them at its first run;
+      // at 183 workers a run failed resource_exhausted, or the explore ran
+      // out of memory), so at most three in four go on, and no more than
+      // the machine has hardware threads; the others end and give theirs back.
       if (workers_.empty()) {
         throw input_error("--jobs " + std::to_string(jobs) + ": the system started no worker thread (" + e.what() + ")");
       }
@@ -85,7 +87,8 @@ explore_runner::explore_runner(std::vector<explore_target> targets, unsigned job
       started_ = i;
       {
         std::lock_guard lock(m_);
-        allowed_ = std::max(1U, i - i / 4);
+        const unsigned hardware = std::thread::hardware_concurrency();
+        allowed_ = std::max(1U, std::min(i - i / 4, hardware == 0 ? i : hardware));
         live_ -= jobs - i;
         consumed_.notify_all();
         produced_.notify_all();
@@ -96,6 +99,34 @@ explore_runner::explore_runner(std::vector<explore_target> targets, unsigned job
       break;
     }
   }
+  // No run before every thread is started (or refused and the extra ones
+  // joined): a run under way while threads fill the address space found no
+  // room for its fiber stacks.
+  std::lock_guard lock(m_);
+  gate_open_ = true;
+  consumed_.notify_all();
+}
+
+void explore_runner::run_permits::acquire() {
+  std::unique_lock lock(m_);
+  freed_.wait(lock, [&] { return free_ > 0 || open_all_; });
+  --free_;  // may go below 0 once open: only the count of runs in flight then
+}
+
+void explore_runner::run_permits::release() {
+  {
+    std::lock_guard lock(m_);
+    ++free_;
+  }
+  freed_.notify_one();  // one waiter: a thousand workers may wait here
+}
+
+void explore_runner::run_permits::open_all() {
+  {
+    std::lock_guard lock(m_);
+    open_all_ = true;
+  }
+  freed_.notify_all();
 }
 
 explore_runner::~explore_runner() {
@@ -116,6 +147,8 @@ void explore_runner::request_stop(const std::string& reason) {
   // been preempted (a thousand workers on two cores), and the runs must stop
   // on time all the same.
   stopping_.store(true);
+  // Every worker waiting for a permit goes at once, sees the stop and ends.
+  if (run_permits_) run_permits_->open_all();
   std::lock_guard lock(m_);
   if (stop_reason_.empty()) stop_reason_ = reason;
   consumed_.notify_all();
@@ -170,6 +203,12 @@ seed_outcome explore_runner::run_seed(const explore_target& t, std::uint64_t see
 void explore_runner::work(unsigned index) {
   crash_report::install_thread();
   try {
+    {
+      // Until every thread is started (the constructor), holding no permit:
+      // one let go after a refused thread ends here.
+      std::unique_lock lock(m_);
+      consumed_.wait(lock, [&] { return stopping_ || index >= allowed_ || gate_open_; });
+    }
     for (;;) {
       if (index >= allowed_.load()) break;  // let go after a refused thread (constructor)
       // Oversubscribed: a permit before a chunk is taken, so that the seeds
@@ -183,7 +222,7 @@ void explore_runner::work(unsigned index) {
         std::unique_lock lock(m_);
         consumed_.wait(lock, [&] {
           skip_finished_targets();
-          return stopping_ || take_target_ >= targets_.size() || outstanding_ < window_ || index >= allowed_;
+          return stopping_ || take_target_ >= targets_.size() || index >= allowed_ || outstanding_ < window_;
         });
         if (stopping_ || take_target_ >= targets_.size() || index >= allowed_) break;
         at_target = take_target_;
@@ -219,6 +258,7 @@ void explore_runner::work(unsigned index) {
     }
   } catch (...) {
     stopping_.store(true);
+    if (run_permits_) run_permits_->open_all();
     std::lock_guard lock(m_);
     if (!error_) error_ = std::current_exception();
     consumed_.notify_all();
