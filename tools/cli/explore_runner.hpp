@@ -97,9 +97,8 @@ class explore_runner {
   /// Why the system refused the first thread it did not start ("": none refused).
   [[nodiscard]] const std::string& refused() const { return refused_; }
 
-  /// Counting permits; a release wakes one waiter. (With std::counting_semaphore
-  /// an explore at --jobs 1024 took 1.65x as long as with no permits; with
-  /// these, 0.96x, and 0.93x at --jobs 16, paired runs on two cores.)
+  /// Counting permits; a release wakes one waiter. (std::counting_semaphore,
+  /// taken per run, made an explore at --jobs 1024 1.65x as slow as no permits.)
   class run_permits {
    public:
     explicit run_permits(unsigned count) : free_(static_cast<long>(count)) {}
