@@ -146,6 +146,13 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     return o.time_budget_s > 0 &&
            std::chrono::duration<double>(clock::now() - start).count() >= o.time_budget_s;
   };
+  // A record must read back what the test ran: more cores than a record may
+  // say is refused here, before any run (a test with 100 cores once wrote
+  // records its own replay refused).
+  if (o.cores == 0 || o.cores > max_test_cores) {
+    throw bad_input(".cores = " + std::to_string(o.cores) + ": expected 1 to " + std::to_string(max_test_cores) +
+                    " simulated cores");
+  }
   std::string dir = o.record_dir;
   if (dir.empty()) dir = env("LOCKSTEP_RECORD_DIR").value_or("lockstep-failures");
   explore_result out;

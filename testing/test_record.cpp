@@ -95,7 +95,7 @@ test_record from_json(const nlohmann::json& root, const std::string& name) {
       rec.config.strategy != "replay") {
     r.fail("/strategy", "one of random, pct, fifo, replay, found " + shown(rec.config.strategy));
   }
-  rec.config.cores = static_cast<std::uint32_t>(r.u64_in("/cores", 1, 64));
+  rec.config.cores = static_cast<std::uint32_t>(r.u64_in("/cores", 1, max_test_cores));
   rec.config.options.pct_depth = static_cast<std::uint32_t>(r.u64_in("/pct_depth", 1, 64));
   rec.config.options.pct_steps =
       r.u64_in("/pct_steps", rec.config.strategy == "pct" ? 1 : 0, UINT64_MAX);

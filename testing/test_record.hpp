@@ -14,6 +14,11 @@
 
 namespace lockstep::testing {
 
+/// The simulated cores a library test may have (test_options::cores), and
+/// so what its record may say: a thread of the user's model is a core. (The
+/// CLI's scenario files stay within 1 to 64.)
+inline constexpr std::uint32_t max_test_cores = 1024;
+
 /// Bad input (a record, an environment variable): the message is one line
 /// naming where and what was expected. Test-framework glue exits 2 on it.
 struct bad_input : std::runtime_error {

@@ -21,10 +21,10 @@ constexpr std::uint64_t max_chunk_seeds = 16;
 // once, so 16-seed chunks kept 31 runs of a second's 20,000 at --jobs 1024.
 // With one seed a chunk every run in flight finishes and is kept.
 //
-// Such workers also take turns: one run per hardware thread at a time (a
-// permit, below). The kernel would time-slice them anyway, in the middle of
-// runs; taking turns between runs gives the same outcomes with fewer
-// switches, and a stop then waits for a few runs, not for every job's.
+// And only one worker per hardware thread runs, the others waiting for its
+// permit (work(), below): the kernel would time-slice them in the middle of
+// runs; the outcomes are the same with fewer switches, and a stop then
+// waits for a few runs, not for every job's.
 std::uint64_t chunk_size_for(std::uint64_t last_position, unsigned jobs) {
   const unsigned hardware = std::thread::hardware_concurrency();
   if (hardware != 0 && jobs > hardware) return 1;
