@@ -25,9 +25,8 @@ constexpr std::uint64_t max_chunk_seeds = 16;
 // permit (work(), below): the kernel would time-slice them in the middle of
 // runs; the outcomes are the same with fewer switches, and a stop then
 // waits for a few runs, not for every job's.
-std::uint64_t chunk_size_for(std::uint64_t last_position, unsigned jobs) {
-  const unsigned hardware = std::thread::hardware_concurrency();
-  if (hardware != 0 && jobs > hardware) return 1;
+std::uint64_t chunk_size_for(std::uint64_t last_position, unsigned jobs, unsigned hardware) {
+  if (jobs > hardware) return 1;
   const std::uint64_t per_job = last_position / jobs + 1;  // at least ceil(positions / jobs), no overflow
   return std::clamp<std::uint64_t>(per_job, 1, max_chunk_seeds);
 }
@@ -50,13 +49,15 @@ class permit {
 
 explore_runner::explore_runner(std::vector<explore_target> targets, unsigned jobs, stop_check should_stop)
     : should_stop_(std::move(should_stop)) {
+  // The machine's hardware threads (1 where the library cannot tell).
+  const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
   for (const explore_target& t : targets) {
     auto s = std::make_unique<target_state>();
     s->t = t;
     if (t.slice.empty()) {
       s->exhausted = true;
     } else {
-      s->chunk_seeds = chunk_size_for(t.slice.last_position(), jobs);
+      s->chunk_seeds = chunk_size_for(t.slice.last_position(), jobs, hardware);
       s->chunks = t.slice.last_position() / s->chunk_seeds + 1;  // an open range's stays below 2^60
     }
     targets_.push_back(std::move(s));
@@ -64,7 +65,7 @@ explore_runner::explore_runner(std::vector<explore_target> targets, unsigned job
   skip_finished_targets();
   if (take_target_ >= targets_.size()) return;  // nothing to run
   window_ = 4 * static_cast<std::uint64_t>(jobs);
-  if (const unsigned hardware = std::thread::hardware_concurrency(); hardware != 0 && jobs > hardware) {
+  if (jobs > hardware) {
     run_permits_ = std::make_unique<run_permits>(hardware);
   }
   live_ = jobs;
@@ -87,8 +88,7 @@ explore_runner::explore_runner(std::vector<explore_target> targets, unsigned job
       started_ = i;
       {
         std::lock_guard lock(m_);
-        const unsigned hardware = std::thread::hardware_concurrency();
-        allowed_ = std::max(1U, std::min(i - i / 4, hardware == 0 ? i : hardware));
+        allowed_ = std::max(1U, std::min(i - i / 4, hardware));
         live_ -= jobs - i;
         consumed_.notify_all();
         produced_.notify_all();
