@@ -778,9 +778,9 @@ void executor::list_candidates() {
   candidates_.clear();
   for (const core_slot& c : cores_) {
     if (c.active) {
-      candidates_.push_back({c.active->id, c.active->ready_seq});
+      candidates_.push_back({c.active->id, c.active->state == fiber_state::preempted, c.active->ready_seq});
     } else {
-      for (const fiber* f : c.ready) candidates_.push_back({f->id, f->ready_seq});
+      for (const fiber* f : c.ready) candidates_.push_back({f->id, false, f->ready_seq});
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "sim/strategy.hpp"
 
+#include "sim/dfs.hpp"
+
 #include <string>
 
 namespace lockstep::sim {
@@ -13,6 +15,10 @@ std::unique_ptr<strategy> make_strategy(std::string_view name, std::uint64_t see
     return make_continuing_replay_strategy(options.decisions, seed, options.continue_from);
   }
   if (name == "replay") return make_replay_strategy(options.decisions);
+  if (name == "dfs") {
+    if (!options.dfs) throw std::invalid_argument("strategy 'dfs' needs its search (strategy_options::dfs)");
+    return make_dfs_strategy(options.dfs);
+  }
   if (name == "guided") return make_guided_strategy(options.decisions, options.guided);
   throw std::invalid_argument("unknown strategy '" + std::string(name) +
                               "': expected random, pct, fifo or replay");

@@ -16,11 +16,15 @@
 namespace lockstep::sim {
 
 struct strategy_options;
+class dfs_tree;
 
 /// A fiber that could run at this step.
 struct candidate {
   std::uint32_t fiber;     ///< fiber id: dense, in spawn order
-  std::uint64_t ready_seq; ///< when it became runnable; smaller is older
+  /// Stopped at a scheduling point still holding its core: running another
+  /// fiber now preempts it. False for a fiber that yielded, was woken or is new.
+  bool preempted = false;
+  std::uint64_t ready_seq = 0; ///< when it became runnable; smaller is older
 };
 
 class strategy {
@@ -100,10 +104,12 @@ struct strategy_options {
   /// is described here and the run goes on under the random strategy seeded
   /// with the run's seed (`lockstep replay --continue`).
   std::shared_ptr<replay_departure> continue_from;
+  /// dfs: the search a run takes its schedule from (dfs.hpp); required by "dfs".
+  std::shared_ptr<dfs_tree> dfs;
 };
 
-/// "random", "pct", "fifo" or "replay" (or "guided", which the CLI does not
-/// offer: shrink's own); throws std::invalid_argument otherwise.
+/// "random", "pct", "fifo", "replay" or "dfs" (with options.dfs), or "guided"
+/// (shrink's own); throws std::invalid_argument otherwise.
 std::unique_ptr<strategy> make_strategy(std::string_view name, std::uint64_t seed,
                                         const strategy_options& options);
 

@@ -1,0 +1,109 @@
+// Bounded exhaustive search of a program's schedules: depth-first over the
+// tree of scheduling decisions, one run per leaf, every run a fresh execution
+// from the start (stateless model checking, as in VeriSoft and CHESS).
+//
+// Bounds keep the tree finite and small enough to finish while still holding
+// the schedules in which most bugs show:
+//
+// * preemptions (iterative context bounding: Musuvathi & Qadeer, PLDI 2007):
+//   running another fiber while the one that ran the step before stopped at a
+//   scheduling point, still able to go on, costs one. Switching after it
+//   blocked, ended or yielded is free, and so is which fiber runs then, with
+//   one exception: running a fiber that just yielded again costs one (else a
+//   spin loop that yields would be a free, endless branch).
+// * delays (delay bounding: Emmi, Qadeer & Rakamaric, POPL 2011): a
+//   deterministic round-robin scheduler gives the default choice (the fiber
+//   that ran the step before while it can go on without a yield, else the next
+//   one by id after it, cyclically); taking the candidate j places further
+//   along that rotation costs j delays. Bounds every choice, free ones too.
+//
+// Past `fair_after` steps a run makes no more branches: it continues under
+// the round-robin scheduler, switching at every step, so that a spinning
+// fiber cannot starve the one it waits for and a correct program never ends
+// in a false livelock. What was verified is then "every schedule within the
+// bounds over the first fair_after steps" (the summary counts such runs).
+//
+// Two runs that take the same decisions must see the same runnable fibers at
+// each; a program that does not (it reads a clock, a real random source, or
+// state left by an earlier run) is reported as nondeterministic: its run
+// fails as a replay divergence naming the decision.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/strategy.hpp"
+
+namespace lockstep::sim {
+
+struct dfs_bounds {
+  std::optional<std::uint32_t> preemptions;  ///< none: unbounded
+  std::optional<std::uint32_t> delays;       ///< none: unbounded
+  std::uint64_t fair_after = 10'000;         ///< steps; past it no branching (see above)
+};
+
+/// The search's state between runs: the path of the run under way, each
+/// decision with the candidates in the order they are tried. A run follows
+/// the path's choices, then extends it with default choices; advance() moves
+/// to the next schedule, depth first.
+class dfs_tree {
+ public:
+  explicit dfs_tree(dfs_bounds bounds) : bounds_(bounds) {}
+
+  /// After a run: the next schedule within the bounds, false when every one
+  /// has run (the tree is exhausted).
+  [[nodiscard]] bool advance();
+
+  [[nodiscard]] const dfs_bounds& bounds() const { return bounds_; }
+  /// Runs that reached the fair tail (no branching past fair_after).
+  [[nodiscard]] std::uint64_t fair_tail_runs() const { return fair_tail_runs_; }
+  /// The deepest path seen, in decisions: how far apart the search's leaves are.
+  [[nodiscard]] std::size_t deepest() const { return deepest_; }
+  /// Where the search stands: the choice taken at each decision of the current
+  /// path, as indices into that decision's order ("2.0.1"; "" at the root).
+  [[nodiscard]] std::string position() const;
+
+  /// Why the search cannot go on: the last run ended before taking every
+  /// decision an earlier run with the same choices took (nondeterminism);
+  /// "" otherwise. advance() returns false then.
+  [[nodiscard]] const std::string& nondeterminism() const { return nondeterminism_; }
+
+  // The per-run strategy's side (strategy_dfs.cpp).
+  void begin_run();
+  /// The index into `c` to run at step `step`; `previous` is the fiber that
+  /// ran the step before (UINT64_MAX before the first). Throws
+  /// replay_divergence when `c` is not what an earlier run saw here.
+  std::size_t pick(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous);
+
+ private:
+  struct node {
+    std::vector<std::uint32_t> order;  ///< candidate fiber ids, default first
+    std::uint32_t chosen = 0;          ///< index into order
+    /// Choices from this index on cost a preemption: 1 when the fiber that
+    /// ran before stopped at a scheduling point (order[0] is it), the last
+    /// when it yielded (order.back() is it), order.size() when it cannot run.
+    std::uint32_t preempting_from = 0;
+    std::uint32_t preemptions_before = 0;
+    std::uint32_t delays_before = 0;
+    [[nodiscard]] bool fits(std::uint32_t i, const dfs_bounds& b) const;
+  };
+  dfs_bounds bounds_;
+  std::vector<node> path_;
+  std::size_t depth_ = 0;           ///< decisions taken in the run under way
+  std::uint32_t preemptions_ = 0;   ///< spent so far in the run under way
+  std::uint32_t delays_ = 0;
+  bool in_fair_tail_ = false;
+  std::uint64_t fair_tail_runs_ = 0;
+  std::size_t deepest_ = 0;
+  std::string nondeterminism_;
+};
+
+/// The strategy that runs one schedule of `tree` (make_strategy("dfs") with
+/// strategy_options::dfs set builds it).
+std::unique_ptr<strategy> make_dfs_strategy(std::shared_ptr<dfs_tree> tree);
+
+}  // namespace lockstep::sim

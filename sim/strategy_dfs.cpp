@@ -1,0 +1,156 @@
+// dfs: one schedule of a bounded depth-first search (dfs.hpp), and the
+// search's moves between runs.
+#include <algorithm>
+#include <string>
+
+#include "sim/dfs.hpp"
+
+namespace lockstep::sim {
+namespace {
+
+std::string fiber_list(std::span<const std::uint32_t> ids) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s + "]";
+}
+
+/// Candidate indices in round-robin order from the first fiber id after
+/// `previous` (cyclically; from the lowest id when there is none before).
+std::vector<std::uint32_t> rotation(std::span<const candidate> c, std::uint64_t previous) {
+  std::vector<std::uint32_t> ids;
+  ids.reserve(c.size());
+  for (const candidate& k : c) ids.push_back(k.fiber);
+  std::sort(ids.begin(), ids.end());
+  const auto after = std::upper_bound(ids.begin(), ids.end(), previous,
+                                      [](std::uint64_t p, std::uint32_t id) { return p < id; });
+  std::rotate(ids.begin(), after, ids.end());
+  return ids;
+}
+
+std::size_t index_of(std::span<const candidate> c, std::uint32_t fiber) {
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i].fiber == fiber) return i;
+  }
+  return c.size();
+}
+
+class dfs_strategy final : public strategy {
+ public:
+  explicit dfs_strategy(std::shared_ptr<dfs_tree> tree) : tree_(std::move(tree)) { tree_->begin_run(); }
+  std::string_view name() const override { return "dfs"; }
+  std::size_t pick(std::span<const candidate> c, std::size_t, std::uint64_t step) override {
+    return tree_->pick(c, step, previous_);
+  }
+  // Every step is watched: the fiber that ran last is what preemptions and
+  // the round-robin order are measured from.
+  std::uint64_t next_watched_step() const override { return watched_; }
+  void on_watched_step(std::uint64_t step, std::uint32_t fiber) override {
+    previous_ = fiber;
+    watched_ = step + 1;
+  }
+
+ private:
+  std::shared_ptr<dfs_tree> tree_;
+  std::uint64_t previous_ = UINT64_MAX;
+  std::uint64_t watched_ = 1;  // steps are numbered from 1
+};
+
+}  // namespace
+
+bool dfs_tree::node::fits(std::uint32_t i, const dfs_bounds& b) const {
+  const std::uint32_t preemptions = preemptions_before + (i >= preempting_from ? 1U : 0U);
+  if (b.preemptions && preemptions > *b.preemptions) return false;
+  return !b.delays || delays_before + i <= *b.delays;
+}
+
+void dfs_tree::begin_run() {
+  depth_ = 0;
+  preemptions_ = 0;
+  delays_ = 0;
+  in_fair_tail_ = false;
+}
+
+std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous) {
+  if (in_fair_tail_ || step > bounds_.fair_after) {
+    if (!in_fair_tail_) {
+      in_fair_tail_ = true;
+      ++fair_tail_runs_;
+    }
+    // Round robin, switching at every step: the next fiber after the last one.
+    return index_of(c, rotation(c, previous).front());
+  }
+  if (depth_ < path_.size()) {
+    // On the path an earlier run took: the same choice, which needs the same candidates.
+    const node& n = path_[depth_];
+    std::vector<std::uint32_t> seen;
+    for (const candidate& k : c) seen.push_back(k.fiber);
+    std::vector<std::uint32_t> before = n.order;
+    std::sort(seen.begin(), seen.end());
+    std::sort(before.begin(), before.end());
+    if (seen != before) {
+      throw replay_divergence("dfs: at decision " + std::to_string(depth_) + " the runnable fibers were " +
+                              fiber_list(seen) + ", where an earlier run with the same decisions before it had " +
+                              fiber_list(before) +
+                              ": the program is not deterministic (a clock, a real random source, state kept "
+                              "between runs?)");
+    }
+    if (n.chosen >= n.preempting_from) ++preemptions_;
+    delays_ += n.chosen;
+    ++depth_;
+    return index_of(c, n.order[n.chosen]);
+  }
+  node n;
+  n.preemptions_before = preemptions_;
+  n.delays_before = delays_;
+  n.order = rotation(c, previous);
+  n.preempting_from = static_cast<std::uint32_t>(n.order.size());
+  const std::size_t prev = previous > UINT32_MAX ? c.size() : index_of(c, static_cast<std::uint32_t>(previous));
+  if (prev != c.size()) {
+    // The rotation starts after `previous`, so it is last.
+    if (c[prev].preempted) {
+      // It can go on: going on is the default, anything else preempts it.
+      std::rotate(n.order.begin(), n.order.end() - 1, n.order.end());
+      n.preempting_from = 1;
+    } else {
+      // It yielded: the others first; running it again costs a preemption.
+      n.preempting_from = static_cast<std::uint32_t>(n.order.size() - 1);
+    }
+  }
+  const std::uint32_t fiber = n.order.front();
+  path_.push_back(std::move(n));
+  ++depth_;
+  deepest_ = std::max(deepest_, depth_);
+  return index_of(c, fiber);
+}
+
+bool dfs_tree::advance() {
+  if (depth_ < path_.size()) {
+    nondeterminism_ = "dfs: a run ended after " + std::to_string(depth_) + " decisions, where an earlier run with "
+                      "the same decisions took " + std::to_string(path_.size()) +
+                      ": the program is not deterministic (a clock, a real random source, state kept between runs?)";
+    return false;
+  }
+  while (!path_.empty()) {
+    node& n = path_.back();
+    const std::uint32_t next = n.chosen + 1;
+    // Costs only grow along the order, so the first child that does not fit ends this node.
+    if (next < n.order.size() && n.fits(next, bounds_)) {
+      n.chosen = next;
+      return true;
+    }
+    path_.pop_back();
+  }
+  return false;
+}
+
+std::string dfs_tree::position() const {
+  std::string s;
+  for (std::size_t i = 0; i < path_.size(); ++i) s += (i ? "." : "") + std::to_string(path_[i].chosen);
+  return s;
+}
+
+std::unique_ptr<strategy> make_dfs_strategy(std::shared_ptr<dfs_tree> tree) {
+  return std::make_unique<dfs_strategy>(std::move(tree));
+}
+
+}  // namespace lockstep::sim
