@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/strategy.hpp"
+#include "strategy.hpp"
 
 namespace lockstep::sim {
 
@@ -64,7 +64,9 @@ class dfs_tree {
   /// The deepest path seen, in decisions: how far apart the search's leaves are.
   [[nodiscard]] std::size_t deepest() const { return deepest_; }
   /// Where the search stands: the choice taken at each decision of the current
-  /// path, as indices into that decision's order ("2.0.1"; "" at the root).
+  /// path, as indices into that decision's order, a run of three or more
+  /// alike as choice*count ("0*12.1.0.2" is twelve defaults, then 1, 0, 2;
+  /// "" at the root).
   [[nodiscard]] std::string position() const;
 
   /// Why the search cannot go on: the last run ended before taking every

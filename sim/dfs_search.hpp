@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "sim/dfs.hpp"
-#include "sim/executor.hpp"
+#include "dfs.hpp"
+#include "executor.hpp"
 
 namespace lockstep::sim {
 

@@ -76,18 +76,29 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
       in_fair_tail_ = true;
       ++fair_tail_runs_;
     }
-    // Round robin, switching at every step: the next fiber after the last one.
-    return index_of(c, rotation(c, previous).front());
+    // Round robin, switching at every step: the next fiber by id after the
+    // last one, cyclically (the smallest id above it, else the smallest).
+    std::size_t above = c.size(), lowest = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      if (c[i].fiber < c[lowest].fiber) lowest = i;
+      if (c[i].fiber > previous && (above == c.size() || c[i].fiber < c[above].fiber)) above = i;
+    }
+    return above != c.size() ? above : lowest;
   }
   if (depth_ < path_.size()) {
     // On the path an earlier run took: the same choice, which needs the same candidates.
+    // (Checked without allocating: this runs at every decision of every run.)
     const node& n = path_[depth_];
-    std::vector<std::uint32_t> seen;
-    for (const candidate& k : c) seen.push_back(k.fiber);
-    std::vector<std::uint32_t> before = n.order;
-    std::sort(seen.begin(), seen.end());
-    std::sort(before.begin(), before.end());
-    if (seen != before) {
+    bool same = c.size() == n.order.size();
+    for (std::size_t i = 0; same && i < c.size(); ++i) {
+      same = std::find(n.order.begin(), n.order.end(), c[i].fiber) != n.order.end();
+    }
+    if (!same) {
+      std::vector<std::uint32_t> seen;
+      for (const candidate& k : c) seen.push_back(k.fiber);
+      std::vector<std::uint32_t> before = n.order;
+      std::sort(seen.begin(), seen.end());
+      std::sort(before.begin(), before.end());
       throw replay_divergence("dfs: at decision " + std::to_string(depth_) + " the runnable fibers were " +
                               fiber_list(seen) + ", where an earlier run with the same decisions before it had " +
                               fiber_list(before) +
@@ -144,8 +155,20 @@ bool dfs_tree::advance() {
 }
 
 std::string dfs_tree::position() const {
+  // Mostly default choices (0): a run of three or more of one choice is written c*n.
   std::string s;
-  for (std::size_t i = 0; i < path_.size(); ++i) s += (i ? "." : "") + std::to_string(path_[i].chosen);
+  for (std::size_t i = 0; i < path_.size();) {
+    std::size_t n = 1;
+    while (i + n < path_.size() && path_[i + n].chosen == path_[i].chosen) ++n;
+    if (!s.empty()) s += '.';
+    s += std::to_string(path_[i].chosen);
+    if (n >= 3) {
+      s += "*" + std::to_string(n);
+    } else {
+      n = 1;
+    }
+    i += n;
+  }
   return s;
 }
 

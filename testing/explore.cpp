@@ -1,5 +1,8 @@
 #include "explore.hpp"
 
+#include "../sim/dfs_search.hpp"
+
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -35,7 +38,7 @@ std::uint64_t env_u64(const char* name, std::uint64_t min, std::uint64_t fallbac
   return *n;
 }
 
-bool known_strategy(const std::string& s) { return s == "random" || s == "pct" || s == "fifo"; }
+bool known_strategy(const std::string& s) { return s == "random" || s == "pct" || s == "fifo" || s == "dfs"; }
 
 // A file name from a test name: suites are separated by '/', which a file name cannot hold.
 std::string file_stem(const std::string& test) {
@@ -89,7 +92,7 @@ void apply_environment(test_options& o) {
     while (at <= v->size()) {
       const auto comma = v->find(',', at);
       const std::string name = v->substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-      if (!known_strategy(name)) bad_env("LOCKSTEP_STRATEGIES", *v, "a comma-separated list of random, pct, fifo");
+      if (!known_strategy(name)) bad_env("LOCKSTEP_STRATEGIES", *v, "a comma-separated list of random, pct, fifo, dfs");
       names.push_back(name);
       if (comma == std::string::npos) break;
       at = comma + 1;
@@ -103,6 +106,20 @@ void apply_environment(test_options& o) {
     if (!n) bad_env("LOCKSTEP_TIME_BUDGET", *v, "whole seconds (0: no budget)");
     o.time_budget_s = static_cast<double>(*n);
   }
+  for (auto [name, bound] : {std::pair{"LOCKSTEP_PREEMPTION_BOUND", &o.preemption_bound},
+                             std::pair{"LOCKSTEP_DELAY_BOUND", &o.delay_bound}}) {
+    const auto v = env(name);
+    if (!v) continue;
+    const auto n = to_u64(*v);
+    if (*v == "none") {
+      bound->reset();
+    } else if (!n || *n > 1'000'000) {
+      bad_env(name, *v, "a bound from 0 to 1000000, or none");
+    } else {
+      *bound = static_cast<std::uint32_t>(*n);
+    }
+  }
+  o.max_schedules = env_u64("LOCKSTEP_MAX_SCHEDULES", 0, o.max_schedules);
   o.stop_after = env_u64("LOCKSTEP_STOP_AFTER", 0, o.stop_after);
   o.max_steps = env_u64("LOCKSTEP_MAX_STEPS", 1, o.max_steps);
   if (const auto v = env("LOCKSTEP_RECORD_DIR")) {
@@ -156,8 +173,48 @@ explore_result explore(const std::string& test, const test_options& o, const tes
   std::string dir = o.record_dir;
   if (dir.empty()) dir = env("LOCKSTEP_RECORD_DIR").value_or("lockstep-failures");
   explore_result out;
+  const auto keep = [&](const sim::run_config& c, const sim::run_result& first, const std::string& strategy) {
+    found_failure f;
+    f.record = test_record{test, c, hashed_rerun(c, first, body)};
+    const std::string name = file_stem(test) + "-" + strategy + "-" + std::to_string(c.seed) + ".json";
+    f.record_path = std::filesystem::absolute(std::filesystem::path(dir) / name).string();
+    write_test_record(f.record_path, f.record);
+    out.failures.push_back(std::move(f));
+  };
+  if (std::find(o.strategies.begin(), o.strategies.end(), "dfs") != o.strategies.end()) {
+    // The search first, once: it has no seeds to alternate with the others'.
+    const sim::dfs_bounds bounds{o.preemption_bound, o.delay_bound};
+    sim::run_config c = config_for(o, "dfs", o.first_seed);
+    c.trace = sim::trace_mode::off;
+    const sim::dfs_outcome found = sim::search_dfs(
+        c, bounds, o.max_schedules, [&body](const sim::run_config& rc) { return sim::run(rc, body); }, out_of_time);
+    dfs_verdict v;
+    v.schedules = found.schedules;
+    v.fair_tail_runs = found.fair_tail_runs;
+    const auto text = [](const std::optional<std::uint32_t>& b) { return b ? std::to_string(*b) : "none"; };
+    v.bounds = "preemption bound " + text(bounds.preemptions) + ", delay bound " + text(bounds.delays);
+    out.runs += found.schedules;
+    if (found.failure) {
+      v.failed = true;
+      // Its decisions are the schedule (no seed draws them): the record replays them.
+      sim::run_config replayed = config_for(o, "replay", o.first_seed);
+      replayed.options.decisions = found.failure->decisions;
+      keep(replayed, *found.failure, "dfs");
+    } else if (!found.nondeterminism.empty()) {
+      throw bad_input("dfs: " + found.nondeterminism);
+    } else if (found.exhausted) {
+      v.verified = true;
+    } else {
+      const bool budget = o.max_schedules != 0 && found.schedules >= o.max_schedules;
+      v.stopped = (budget ? "max_schedules " + std::to_string(o.max_schedules) : std::string("the time budget")) +
+                  ", at " + (found.position.empty() ? std::string("the root") : found.position);
+    }
+    out.dfs = v;
+    if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
+  }
   for (std::uint64_t i = 0; i < o.runs; ++i) {
     for (const std::string& strategy : o.strategies) {
+      if (strategy == "dfs") continue;
       if (out_of_time()) {
         out.out_of_time = true;
         return out;
@@ -172,12 +229,7 @@ explore_result explore(const std::string& test, const test_options& o, const tes
       const sim::run_result first = sim::run(fast, body);
       ++out.runs;
       if (first.ok()) continue;
-      found_failure f;
-      f.record = test_record{test, c, hashed_rerun(c, first, body)};
-      const std::string name = file_stem(test) + "-" + strategy + "-" + std::to_string(c.seed) + ".json";
-      f.record_path = std::filesystem::absolute(std::filesystem::path(dir) / name).string();
-      write_test_record(f.record_path, f.record);
-      out.failures.push_back(std::move(f));
+      keep(c, first, strategy);
       if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
     }
   }

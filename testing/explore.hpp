@@ -38,12 +38,19 @@ struct test_options {
   std::uint64_t max_steps = 1'000'000;              ///< per run: more is a step_budget failure
   std::int64_t max_time_ns = 3600LL * 1'000'000'000;  ///< per run: virtual time budget
   std::string record_dir;           ///< where records go; empty: LOCKSTEP_RECORD_DIR or ./lockstep-failures
+  /// "dfs" among the strategies: every schedule of first_seed within these
+  /// bounds, depth first (sim/dfs.hpp), searched once before the seeds of the
+  /// others; nullopt is unbounded. The default bounds preemptions at 2.
+  std::optional<std::uint32_t> preemption_bound = 2;
+  std::optional<std::uint32_t> delay_bound;
+  std::uint64_t max_schedules = 1'000'000;  ///< dfs: its budget (0: none); past it "not verified"
 };
 
 /// Overrides `o` from the environment, so CI can soak without recompiling:
 ///   LOCKSTEP_SEEDS=A..B (first_seed = A, runs = B - A + 1), LOCKSTEP_RUNS=N,
 ///   LOCKSTEP_STRATEGIES=random,pct, LOCKSTEP_PCT_DEPTH=D, LOCKSTEP_TIME_BUDGET=S
-///   (seconds), LOCKSTEP_STOP_AFTER=N, LOCKSTEP_MAX_STEPS=N, LOCKSTEP_RECORD_DIR=DIR.
+///   (seconds), LOCKSTEP_STOP_AFTER=N, LOCKSTEP_MAX_STEPS=N, LOCKSTEP_RECORD_DIR=DIR,
+///   LOCKSTEP_PREEMPTION_BOUND=N|none, LOCKSTEP_DELAY_BOUND=N|none, LOCKSTEP_MAX_SCHEDULES=N.
 /// Throws bad_input naming the variable and what was expected.
 void apply_environment(test_options& o);
 
@@ -63,8 +70,19 @@ struct found_failure {
   std::string record_path;  ///< absolute; empty when no record was written
 };
 
+/// What the dfs search of a test found (when "dfs" was among its strategies).
+struct dfs_verdict {
+  std::uint64_t schedules = 0;
+  bool verified = false;       ///< every schedule within the bounds ran and held
+  bool failed = false;         ///< a schedule failed: its record is among the failures
+  std::string stopped;         ///< neither: why it stopped ("max_schedules", "time") and where
+  std::uint64_t fair_tail_runs = 0;
+  std::string bounds;          ///< "preemption bound 2, delay bound none"
+};
+
 struct explore_result {
   std::uint64_t runs = 0;
+  std::optional<dfs_verdict> dfs;
   std::vector<found_failure> failures;
   bool out_of_time = false;  ///< the time budget stopped it before the last seed
 };

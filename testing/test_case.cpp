@@ -45,6 +45,14 @@ case_outcome explore_case(const std::string& test, const test_options& o, const 
     out.report += "lockstep: " + test + " failed: " + describe(f.record) + "\n  record: " + f.record_path +
                   "\n  replay: LOCKSTEP_REPLAY=" + shell_quoted(f.record_path) + " " + rerun + "\n";
   }
+  if (r.dfs) {
+    const dfs_verdict& v = *r.dfs;
+    out.report += "lockstep: " + test + ": dfs " +
+                  (v.verified ? "verified: " : v.failed ? "failed: " : "not verified (stopped: " + v.stopped + "): ") +
+                  std::to_string(v.schedules) + " schedules, " + v.bounds + ", seed " + std::to_string(o.first_seed) +
+                  (v.fair_tail_runs > 0 ? ", " + std::to_string(v.fair_tail_runs) + " reached the fair tail" : "") +
+                  "\n";
+  }
   std::string strategies;
   for (const auto& s : o.strategies) strategies += (strategies.empty() ? "" : ",") + s;
   out.report += "lockstep: " + test + ": " + std::to_string(r.runs) + " runs (" + strategies + ", seeds from " +

@@ -264,3 +264,23 @@ BOOST_AUTO_TEST_CASE(a_program_that_does_not_repeat_itself_is_reported) {
                         o.nondeterminism.find("not deterministic") != std::string::npos;
   BOOST_TEST(reported);
 }
+
+BOOST_AUTO_TEST_CASE(the_position_writes_runs_of_one_choice_short) {
+  // Two decisions deep at most: the root's position is "", and after the
+  // first advance the path ends in a non-default choice.
+  dfs_tree tree(dfs_bounds{std::nullopt, std::nullopt});
+  BOOST_TEST(tree.position() == "");
+  std::set<std::string> seen;
+  const program p = two_writers(4, &seen);
+  run_config c = config(1, "dfs", 3);
+  c.trace = trace_mode::off;
+  auto shared = std::make_shared<dfs_tree>(dfs_bounds{std::nullopt, std::nullopt});
+  c.options.dfs = shared;
+  (void)run(c, p);
+  BOOST_REQUIRE(shared->advance());
+  const std::string pos = shared->position();
+  BOOST_TEST_MESSAGE("position " << pos);
+  // Every default choice before the last decision is written as one run.
+  BOOST_TEST(pos.find("0*") == 0u);
+  BOOST_TEST(pos.back() == '1');
+}

@@ -219,3 +219,48 @@ BOOST_AUTO_TEST_CASE(a_body_that_is_not_deterministic_is_named) {
   BOOST_TEST(failed.message.find("not deterministic") != std::string::npos);
   std::filesystem::remove_all(o.record_dir);
 }
+
+BOOST_AUTO_TEST_CASE(dfs_verifies_the_fixed_test_and_records_the_buggy_ones_schedule) {
+  const std::string dir = temp_dir("dfs");
+  lt::test_options o = options_in(dir);
+  o.strategies = {"dfs"};
+  const lt::explore_result fixed = lt::explore("dfs_fixed", o, lost_update<false>);
+  BOOST_REQUIRE(fixed.dfs.has_value());
+  BOOST_TEST(fixed.dfs->verified);
+  BOOST_TEST(fixed.failures.empty());
+  BOOST_TEST(fixed.runs == fixed.dfs->schedules);
+  BOOST_TEST(fixed.dfs->bounds == "preemption bound 2, delay bound none");
+
+  const lt::explore_result buggy = lt::explore("dfs_buggy", o, lost_update<true>);
+  BOOST_REQUIRE(buggy.dfs.has_value());
+  BOOST_TEST(buggy.dfs->failed);
+  BOOST_REQUIRE(buggy.failures.size() == 1u);
+  const lt::found_failure& f = buggy.failures.front();
+  BOOST_TEST(f.record_path.find("dfs_buggy-dfs-1.json") != std::string::npos);
+  // The record holds the schedule's decisions and replays them, byte for byte.
+  const lt::test_record back = lt::read_test_record(f.record_path);
+  BOOST_TEST(back.config.strategy == "replay");
+  const lt::replay_result r = lt::replay(back, lost_update<true>);
+  BOOST_TEST(r.reproduced, r.summary);
+
+  // A budget ends the search without calling it verified.
+  o.max_schedules = 3;
+  const lt::explore_result cut = lt::explore("dfs_cut", o, lost_update<false>);
+  BOOST_REQUIRE(cut.dfs.has_value());
+  BOOST_TEST(!cut.dfs->verified);
+  BOOST_TEST(cut.dfs->schedules == 3u);
+  BOOST_TEST(cut.dfs->stopped.find("max_schedules 3") != std::string::npos);
+
+  // The bounds come from the environment too.
+  ::setenv("LOCKSTEP_DELAY_BOUND", "1", 1);
+  ::setenv("LOCKSTEP_PREEMPTION_BOUND", "none", 1);
+  lt::test_options e;
+  lt::apply_environment(e);
+  BOOST_TEST(!e.preemption_bound.has_value());
+  BOOST_TEST((e.delay_bound == std::optional<std::uint32_t>{1}));
+  ::setenv("LOCKSTEP_DELAY_BOUND", "some", 1);
+  BOOST_CHECK_THROW(lt::apply_environment(e), lt::bad_input);
+  ::unsetenv("LOCKSTEP_DELAY_BOUND");
+  ::unsetenv("LOCKSTEP_PREEMPTION_BOUND");
+  std::filesystem::remove_all(dir);
+}

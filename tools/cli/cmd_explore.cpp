@@ -201,6 +201,7 @@ int cmd_explore(run_options o, explore_options e) {
   const std::vector<std::string> files =
       o.generate.empty() ? expand_files(o.files) : std::vector<std::string>{"generated-" + o.generate};
   require_one_file(files, o.record_given ? "--record" : nullptr);
+  if (o.strategy == "dfs") return explore_dfs(o, e, files);
   std::vector<prepared_file> plan;
   if (o.generate.empty()) {
     check_swarm_files(o, files);

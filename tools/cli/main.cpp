@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   auto* explore = app.add_subcommand(
       "explore", "run many seeds on --jobs threads; record every failure until --stop-after (default 1); "
                  "end with a summary");
-  add_run_flags(*explore, explore_opts, false);
+  add_run_flags(*explore, explore_opts, false, true);
   add_explore_flags(*explore, explore_more);
   add_swarm_flag(*explore, explore_opts);
   add_generate_flag(*explore, explore_opts);
@@ -218,6 +218,11 @@ int main(int argc, char** argv) {
   explore_more.junit_given = explore->count("--junit") > 0;
   explore_more.record_dir_given = explore->count("--record-dir") > 0;
   explore_more.stop_after_liveness_given = explore->count("--stop-after-liveness") > 0;
+  for (const char* flag : {"--runs", "--shard", "--stop-after", "--stop-after-liveness", "--json", "--junit", "--swarm",
+                           "--generate", "--pct-depth", "--pct-steps", "--seeds", "--preemption-bound",
+                           "--delay-bound", "--max-schedules"}) {
+    if (explore->count(flag) > 0) explore_more.given.emplace_back(flag);
+  }
   merge_out.json_given = merge->count("--json") > 0;
   merge_out.junit_given = merge->count("--junit") > 0;
 

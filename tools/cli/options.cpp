@@ -152,6 +152,57 @@ void resolve_explore(run_options& o, explore_options& e) {
   }
   if (e.json_given) check_output_path("--json", e.json_out);
   if (e.junit_given) check_output_path("--junit", e.junit_out);
+  resolve_dfs(o, e);
+}
+
+namespace {
+
+bool given(const explore_options& e, std::string_view flag) {
+  return std::find(e.given.begin(), e.given.end(), flag) != e.given.end();
+}
+
+std::optional<std::uint32_t> parse_bound(const char* flag, const std::string& text) {
+  if (text == "none") return std::nullopt;
+  return static_cast<std::uint32_t>(parse_u64(std::string(flag) + " (or none)", text, 0, 1'000'000));
+}
+
+}  // namespace
+
+void resolve_dfs(run_options& o, explore_options& e) {
+  if (o.strategy != "dfs") {
+    for (const char* flag : {"--preemption-bound", "--delay-bound", "--max-schedules"}) {
+      if (given(e, flag)) {
+        throw input_error(std::string(flag) + ": expected only with --strategy dfs (a bound of its search), found "
+                          "--strategy " + o.strategy);
+      }
+    }
+    return;
+  }
+  // A search has no seeds to count, shard or sample: what would be ignored is refused.
+  for (const char* flag : {"--runs", "--shard", "--stop-after", "--stop-after-liveness", "--json", "--junit",
+                           "--swarm", "--generate", "--pct-depth", "--pct-steps"}) {
+    if (given(e, flag)) {
+      throw input_error(std::string(flag) + ": expected no " + flag + " with --strategy dfs (it searches the "
+                        "schedules of one seed, depth first, to its first failure; its budget is "
+                        "--max-schedules or --time)");
+    }
+  }
+  if (given(e, "--seeds")) {
+    if (o.last_seed != o.first_seed) {
+      throw input_error("--seeds " + printable(o.seeds_text, max_shown_chars) +
+                        ": expected one seed with --strategy dfs (it searches that seed's schedules; give "
+                        "--first-seed S or --seeds S..S), found " + std::to_string(o.seeds) + " seeds");
+    }
+  }
+  o.last_seed = o.first_seed;
+  o.seeds = 1;
+  if (!e.preemption_bound_text.empty()) {
+    e.preemption_bound = parse_bound("--preemption-bound", e.preemption_bound_text);
+  } else if (e.delay_bound_text.empty()) {
+    e.preemption_bound = 2;
+  }
+  if (!e.delay_bound_text.empty()) e.delay_bound = parse_bound("--delay-bound", e.delay_bound_text);
+  e.max_schedules = parse_u64("--max-schedules", e.max_schedules_text, 0, UINT64_MAX);
 }
 
 void remove_stale_outputs(const explore_options& e) {
@@ -189,7 +240,7 @@ void require_one_file(const std::vector<std::string>& files, const char* flag) {
 void add_explore_flags(CLI::App& app, explore_options& e) {
   app.add_option("--jobs", e.jobs_text,
                  "OS threads running seeds, each with its own executor (1 to 1024; default: the machine's "
-                 "cores); failures, records and summary are the same whatever N");
+                 "cores); failures, records and summary are the same whatever N (--strategy dfs: one thread)");
   app.add_option("--runs", e.runs_text, "run at most the range's first N seeds (a shard runs its share of them)");
   app.add_option("--time", e.time_text,
                  "wall-clock budget, like 30s, 5m or 2h: then stop taking seeds, finish the runs in flight "
@@ -209,13 +260,22 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
   app.add_option("--shard", e.shard_text,
                  "run shard I of N (0 <= I < N): the seeds s with (s - first) mod N = I; `lockstep merge` "
                  "combines the shards' --json files");
+  app.add_option("--preemption-bound", e.preemption_bound_text,
+                 "--strategy dfs: at most N preemptions per schedule (running another fiber while the last one "
+                 "could go on; 0 to 1000000, or none; default 2, or none when --delay-bound is given)");
+  app.add_option("--delay-bound", e.delay_bound_text,
+                 "--strategy dfs: at most N delays per schedule (steps away from a round-robin scheduler's "
+                 "choice, free choices included; 0 to 1000000, or none; default none)");
+  app.add_option("--max-schedules", e.max_schedules_text,
+                 "--strategy dfs: stop after N schedules without calling the search verified (default 1000000; "
+                 "0: none)");
   app.add_option("--json", e.json_out, "write the summary as JSON to this file (the input of `lockstep merge`)");
   app.add_option("--junit", e.junit_out,
                  "write JUnit XML to this file: one testcase per failing seed (its one failure: seed, reason, "
                  "replay command) and one per file that held");
 }
 
-void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
+void add_run_flags(CLI::App& app, run_options& o, bool with_seed, bool with_dfs) {
   app.add_option("files", o.files,
                  "scenario files (JSON, scenarios/README.md), each run in turn; a directory stands for its "
                  "*.json files sorted by name");  // required unless --generate: checked in main
@@ -227,10 +287,15 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed) {
                    "how many seeds from --first-seed (1 to 2^40; default 100), or a range A..B (both included; "
                    "A.. runs to 2^64-1, for --runs or --time to bound)");
   }
-  app.add_option("--strategy", o.strategy,
-                 "random (default: a uniformly random runnable fiber at each step) | pct (priorities with d-1 "
-                 "random change points) | fifo (the fiber that became runnable first)")
-      ->check(CLI::IsMember({"random", "pct", "fifo"}));
+  std::string strategies =
+      "random (default: a uniformly random runnable fiber at each step) | pct (priorities with d-1 random change "
+      "points) | fifo (the fiber that became runnable first)";
+  std::vector<std::string> names{"random", "pct", "fifo"};
+  if (with_dfs) {
+    strategies += " | dfs (every schedule of one seed within --preemption-bound and --delay-bound, depth first)";
+    names.emplace_back("dfs");
+  }
+  app.add_option("--strategy", o.strategy, strategies)->check(CLI::IsMember(names));
   app.add_option("--cores", o.cores_text, "simulated cores (1 to 64; default: the file's system.cores)");
   app.add_option("--pct-depth", o.pct_depth_text, "PCT bug depth d (d-1 priority change points; 1 to 64; default 3)");
   app.add_option("--pct-steps", o.pct_steps_text,

@@ -66,6 +66,16 @@ struct explore_options {
   bool json_given = false;
   bool junit_given = false;
   bool stop_after_liveness_given = false;
+  // --strategy dfs: the bounds of the search and its budget ("none": unbounded).
+  std::string preemption_bound_text;  // "": not given (2 unless --delay-bound is)
+  std::string delay_bound_text;       // "": not given (none)
+  std::string max_schedules_text = "1000000";
+  /// The explore flags given that a dfs search has no use for, or the dfs
+  /// flags given without it: resolve_explore refuses them by name.
+  std::vector<std::string> given;
+  std::optional<std::uint32_t> preemption_bound;
+  std::optional<std::uint32_t> delay_bound;
+  std::uint64_t max_schedules = 1'000'000;  // 0: none
 
   unsigned jobs = 1;
   std::uint64_t stop_after = 1;  // 0: never stop on failures
@@ -92,6 +102,8 @@ void remove_stale_outputs(const explore_options& e);
 
 /// Checks explore's flags; --runs N narrows the range to its first N seeds.
 void resolve_explore(run_options& o, explore_options& e);
+/// --strategy dfs's flags, and the explore flags it refuses (part of resolve_explore).
+void resolve_dfs(run_options& o, explore_options& e);
 
 /// Adds --jobs, --runs, --time, --stop-after, --shard, --json, --junit.
 void add_explore_flags(CLI::App& app, explore_options& e);
@@ -107,7 +119,8 @@ void require_one_file(const std::vector<std::string>& files, const char* flag);
 
 /// Adds FILE..., the seed flags, --strategy, --cores, the PCT flags, --max-steps,
 /// --backend, --time-scale, --record.
-void add_run_flags(CLI::App& app, run_options& o, bool with_seed);
+/// with_dfs: --strategy takes dfs too (explore only).
+void add_run_flags(CLI::App& app, run_options& o, bool with_seed, bool with_dfs = false);
 
 /// Adds --swarm (run and explore).
 /// explore's --generate COMPONENT (lanes, shards, flights, composed, any).

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "sim/dfs.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/failure_record.hpp"
@@ -37,6 +38,15 @@ std::string shell_quote(const std::string& s) {
 /// The one command that reruns this configuration (a seed's run is
 /// deterministic, so it reproduces a failure or a crash).
 std::string rerun_command(const prepared& p, const sim::run_config& c) {
+  if (c.options.dfs) {
+    // A schedule of a search: no seed picks it, the search reaches it again.
+    const sim::dfs_bounds& b = c.options.dfs->bounds();
+    const auto bound = [](const std::optional<std::uint32_t>& v) { return v ? std::to_string(*v) : std::string("none"); };
+    return invoked_as_ + " explore " + shell_quote(p.name) + " --strategy dfs --first-seed " + std::to_string(c.seed) +
+           " --cores " + std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps) +
+           " --preemption-bound " + bound(b.preemptions) + " --delay-bound " + bound(b.delays) +
+           " --max-schedules 0";
+  }
   std::string cmd = invoked_as_ + " run " + shell_quote(p.name);
   cmd += " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
          std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps);
@@ -99,6 +109,8 @@ int report_failure(const prepared& p, const sim::run_config& c, const sim::run_r
   // A swarm file's record holds the scenario as this seed resolved it, so it replays without --swarm.
   const prepared ran = for_seed(p, c.seed);
   failure_record rec{c, r, "", ran.scen->document, p.name, ran.swarm_values};
+  // A search's schedule is its decisions, which no seed's strategy draws: it replays as a shrunk one does.
+  if (c.strategy == "dfs") rec.config.strategy = "replay";
   if (!ran.swarm_values.is_null()) std::cout << "swarm: " << scenario::swarm::values_text(ran.swarm_values) << "\n";
   std::string no_directory;  // why the record's directory could not be made ("" when it is there)
   if (path.empty()) {

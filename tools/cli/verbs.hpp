@@ -11,6 +11,8 @@ namespace lockstep::cli {
 
 int cmd_run(run_options o);
 int cmd_explore(run_options o, explore_options e);
+/// explore --strategy dfs (explore_dfs.cpp): options resolved, files expanded.
+int explore_dfs(const run_options& o, const explore_options& e, const std::vector<std::string>& files);
 int cmd_merge(const std::vector<std::string>& inputs, const explore_options& out);
 /// replay --continue and where it writes a continued run that fails.
 struct replay_continue {

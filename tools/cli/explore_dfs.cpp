@@ -1,0 +1,101 @@
+// lockstep explore FILE... --strategy dfs: for each file, every schedule of
+// one seed within the bounds, depth first (sim/dfs.hpp), to the first
+// failure, the end of the tree ("verified"), or a budget (--max-schedules,
+// --time, a signal: "not verified", with where it stopped).
+//
+// One thread: the tree is searched in order, so its output is the same bytes
+// whatever --jobs is (splitting the tree across threads is not done yet).
+#include <chrono>
+#include <csignal>
+#include <iostream>
+
+#include "sim/dfs_search.hpp"
+#include "tools/cli/prepared.hpp"
+#include "tools/cli/report.hpp"
+#include "tools/cli/stop_signals.hpp"
+#include "tools/cli/verbs.hpp"
+#include "tools/exit_codes.hpp"
+
+namespace lockstep::cli {
+namespace {
+
+std::string bound_text(const std::optional<std::uint32_t>& b) { return b ? std::to_string(*b) : "none"; }
+
+std::string bounds_text(const sim::dfs_bounds& b) {
+  return "preemption bound " + bound_text(b.preemptions) + ", delay bound " + bound_text(b.delays);
+}
+
+}  // namespace
+
+int explore_dfs(const run_options& options, const explore_options& e, const std::vector<std::string>& files) {
+  const std::vector<prepared_file> plan = prepare_every_file(options, files, 1);
+  stop_signals::install();
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (e.time_limit_ms > 0) deadline = started + std::chrono::milliseconds(e.time_limit_ms);
+  std::string stopped;  // why the explore stopped early: a signal or the time
+  const auto should_stop = [&] {
+    if (const int sig = stop_signals::received(); sig != 0) stopped = stop_signals::name(sig);
+    if (stopped.empty() && deadline && std::chrono::steady_clock::now() >= *deadline) stopped = "time";
+    return !stopped.empty();
+  };
+  const sim::dfs_bounds bounds{e.preemption_bound, e.delay_bound};
+  int code = exit_held;
+  for (const prepared_file& f : plan) {
+    if (!stopped.empty()) {
+      std::cout << "not run (stopped: " << stopped << "): " << f.o.file << "\n";
+      continue;
+    }
+    const prepared& p = f.p;
+    std::cout << "exploring scenario=" << p.name << " strategy=dfs cores=" << f.o.cores << " seed=" << f.o.first_seed
+              << " " << bounds_text(bounds) << std::endl;
+    const auto file_started = std::chrono::steady_clock::now();
+    const sim::run_config base = config_of(f.o, f.o.first_seed, sim::trace_mode::hash);
+    const sim::dfs_outcome out = sim::search_dfs(
+        base, bounds, e.max_schedules,
+        [&p](const sim::run_config& c) {
+          describe_run(p, c);
+          return run_once(p, c);
+        },
+        should_stop);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - file_started).count();
+    const std::string counted = std::to_string(out.schedules) + " schedules, " + bounds_text(bounds) +
+                                ", seed " + std::to_string(f.o.first_seed);
+    std::string tail = " (deepest " + std::to_string(out.deepest) + " decisions";
+    if (out.fair_tail_runs > 0) {
+      tail += "; " + std::to_string(out.fair_tail_runs) + " schedules reached step " +
+              std::to_string(bounds.fair_after) + ", past which each ran round robin without branching";
+    }
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f", wall);
+    tail += "; " + std::string(seconds) + " s)";
+    int rc = exit_held;
+    if (out.failure) {
+      std::cout << "schedule=" << out.schedules << " ";
+      print_result_line(*out.failure);
+      // The record and the rerun command carry the search (its bounds, through options.dfs).
+      sim::run_config c = base;
+      c.strategy = "dfs";
+      c.options.dfs = std::make_shared<sim::dfs_tree>(bounds);
+      rc = e.max_records == 0 ? report_unrecorded(p, c, *out.failure, "--max-records 0", nullptr)
+                              : report_failure(p, c, *out.failure, f.o.record_out, nullptr, e.record_dir);
+      std::cout << "failed at schedule " << out.schedules << ": " << counted << tail << "\n";
+    } else if (!out.nondeterminism.empty()) {
+      std::cout << "FAILED nondeterminism: " << out.nondeterminism << "\n";
+      rc = exit_nondeterminism;
+    } else if (out.exhausted) {
+      std::cout << "verified: " << counted << ", no failure" << tail << "\n";
+    } else {
+      const std::string why = stopped.empty() ? "--max-schedules " + std::to_string(e.max_schedules) : stopped;
+      std::cout << "not verified: stopped (" << why << ") after " << counted << ", no failure in those; the "
+                << "search stood at " << (out.position.empty() ? "the root" : out.position) << tail << "\n";
+    }
+    std::cout.flush();
+    if (code == exit_held) code = rc;
+  }
+  if (code == exit_held && stopped == stop_signals::name(SIGINT)) code = exit_interrupted(SIGINT);
+  if (code == exit_held && stopped == stop_signals::name(SIGTERM)) code = exit_interrupted(SIGTERM);
+  return code;
+}
+
+}  // namespace lockstep::cli

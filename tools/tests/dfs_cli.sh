@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Goal: `explore --strategy dfs` through the binary. A bounded search ends in
+# one of three verdicts, each said as such: "verified" (every schedule within
+# the bounds ran and held), "failed at schedule N" (with a record that
+# `lockstep replay` reproduces), "not verified: stopped" (a budget, with where
+# the search stood). The output is the same bytes on every run and at any
+# --jobs (timings aside); flags a search has no use for, and dfs flags
+# without dfs, are refused in one line.
+#
+#   dfs_cli.sh LOCKSTEP_BINARY SCENARIOS_DIR
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+case_timeout=120
+source "$here/cli_test.sh" "$@"  # L, S, a temporary working folder, expect
+
+held="$S/lanes_cancel_lane_2cores.json"
+canary="$S/canaries/flight_decrement_outside_lock.json"
+
+# The verdicts, minus the wall time each ends with.
+verdicts() { sed 's/; [0-9.]* s)$/)/' out; }
+
+expect verified 0 "verified: " -- "$L" explore "$held" --strategy dfs --delay-bound 2
+verdicts >first
+expect verified_again_jobs_1 0 "verified: " -- "$L" explore "$held" --strategy dfs --delay-bound 2 --jobs 1
+verdicts >second
+name=same_bytes_any_jobs cases=$((cases + 1))
+cmp -s first second || fail "two searches of one tree differ: $(diff first second | head -5)"
+name=counts_schedules cases=$((cases + 1))
+grep -qE "^verified: [0-9]+ schedules, preemption bound none, delay bound 2, seed 1, no failure" first ||
+  fail "the verdict does not count the schedules and name the bounds: $(cat first)"
+
+# A bound of zero delays is the one round-robin schedule.
+expect one_schedule_at_delay_zero 0 "verified: 1 schedules" -- \
+  "$L" explore "$held" --strategy dfs --delay-bound 0
+
+# A planted bug (a decrement outside its lock) within two delays of round robin.
+expect canary_found 1 "failed at schedule " -- \
+  "$L" explore "$canary" --strategy dfs --delay-bound 2 --record-dir recs
+grep -qF "FAILED oracle: oracle 'cancel_publish'" out || fail "the failure is not the canary's oracle"
+record=$(sed -n 's/^failure record: //p' out)
+name=record_named_after_the_search cases=$((cases + 1))
+[ "$record" = "recs/flight_decrement_outside_lock-dfs-1.json" ] || fail "record at '$record'"
+expect canary_replays 1 "reproduced: the same trace hash" -- "$L" replay "$record"
+expect canary_shrinks 1 "shrunk record:" -- "$L" shrink "$record" -o shrunk.json
+
+# --max-records 0: the failure is printed with the command that searches to it again, no record.
+expect canary_unrecorded 1 "--strategy dfs --first-seed 1" -- \
+  "$L" explore "$canary" --strategy dfs --delay-bound 2 --max-records 0 --record-dir none
+name=no_record_written cases=$((cases + 1))
+[ -z "$(ls -A none 2>/dev/null)" ] || fail "--max-records 0 wrote a record"
+grep -qF -- "--delay-bound 2 --max-schedules 0" out || fail "the rerun command does not carry the bounds"
+
+# Budgets: "not verified", with the schedules run and where the search stood.
+expect max_schedules 0 "not verified: stopped (--max-schedules 10) after 10 schedules" -- \
+  "$L" explore "$held" --strategy dfs --preemption-bound 2 --max-schedules 10
+grep -qF "the search stood at " out || fail "no position"
+expect time_budget 0 "not verified: stopped (time)" -- \
+  "$L" explore "$held" --strategy dfs --preemption-bound none --max-schedules 0 --time 1s
+
+# Refusals: one line, exit 2.
+expect runs_refused 2 "--runs: expected no --runs with --strategy dfs" -- \
+  "$L" explore "$held" --strategy dfs --runs 5
+expect shard_refused 2 "--shard: expected no --shard with --strategy dfs" -- \
+  "$L" explore "$held" --strategy dfs --shard 0/2
+expect many_seeds_refused 2 "expected one seed with --strategy dfs" -- \
+  "$L" explore "$held" --strategy dfs --seeds 1..3
+expect one_seed_range 0 "seed=5" -- "$L" explore "$held" --strategy dfs --seeds 5..5 --delay-bound 1
+expect bound_without_dfs 2 "--preemption-bound: expected only with --strategy dfs" -- \
+  "$L" explore "$held" --preemption-bound 2
+expect bad_bound 2 "--delay-bound (or none)" -- "$L" explore "$held" --strategy dfs --delay-bound many
+expect run_refuses_dfs 2 "--strategy: dfs not in {random,pct,fifo}" -- "$L" run "$held" --strategy dfs
+expect check_determinism_refuses_dfs 2 "--strategy: dfs not in {random,pct,fifo}" -- \
+  "$L" check-determinism "$held" --strategy dfs
+
+echo "dfs_cli: $cases cases, $failures failures"
+[ "$failures" -eq 0 ]
