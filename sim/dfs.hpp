@@ -34,6 +34,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strategy.hpp"
@@ -53,6 +54,12 @@ struct dfs_bounds {
 class dfs_tree {
  public:
   explicit dfs_tree(dfs_bounds bounds) : bounds_(bounds) {}
+
+  /// The first run takes these choices (a position() printed by an earlier
+  /// search, parsed by parse_position) and the search goes on from there, as
+  /// that search would have. A choice that does not fit the program (past its
+  /// candidates or its bounds) fails that run as a replay divergence.
+  void start_at(std::vector<std::uint32_t> choices) { start_ = std::move(choices); }
 
   /// After a run: the next schedule within the bounds, false when every one
   /// has run (the tree is exhausted).
@@ -102,7 +109,12 @@ class dfs_tree {
   std::uint64_t fair_tail_runs_ = 0;
   std::size_t deepest_ = 0;
   std::string nondeterminism_;
+  std::vector<std::uint32_t> start_;
 };
+
+/// position()'s text back to the choices ("0*3.1" is 0, 0, 0, 1); nullopt
+/// when it is not one ("" is the root: no choices).
+std::optional<std::vector<std::uint32_t>> parse_position(std::string_view text);
 
 /// The strategy that runs one schedule of `tree` (make_strategy("dfs") with
 /// strategy_options::dfs set builds it).

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dfs.hpp"
 #include "executor.hpp"
@@ -26,11 +27,12 @@ struct dfs_outcome {
 /// Searches the schedules of `config` (its seed, cores and budgets; strategy
 /// and options.dfs are set here) within `bounds`. `run_one(config)` runs the
 /// program once; `stop()` is asked after each run that held, as is
-/// `max_schedules` (0: none).
+/// `max_schedules` (0: none). `start`: resume at a position (dfs_tree::start_at).
 template <class RunOne, class Stop>
 dfs_outcome search_dfs(run_config config, const dfs_bounds& bounds, std::uint64_t max_schedules, RunOne&& run_one,
-                       Stop&& stop) {
+                       Stop&& stop, std::vector<std::uint32_t> start = {}) {
   auto tree = std::make_shared<dfs_tree>(bounds);
+  tree->start_at(std::move(start));
   config.strategy = "dfs";
   config.options.dfs = tree;
   dfs_outcome out;

@@ -127,7 +127,20 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
       n.preempting_from = static_cast<std::uint32_t>(n.order.size() - 1);
     }
   }
-  const std::uint32_t fiber = n.order.front();
+  if (path_.size() < start_.size()) {
+    // Resuming: the position's choice here, which must fit as advance() would have let it.
+    const std::uint32_t want = start_[path_.size()];
+    if (want >= n.order.size() || !n.fits(want, bounds_)) {
+      throw replay_divergence("dfs: the starting position does not fit this program: decision " +
+                              std::to_string(path_.size()) + " has " + std::to_string(n.order.size()) +
+                              " candidates and takes choice " + std::to_string(want) +
+                              (want < n.order.size() ? " beyond the bounds" : ""));
+    }
+    n.chosen = want;
+    if (want >= n.preempting_from) ++preemptions_;
+    delays_ += want;
+  }
+  const std::uint32_t fiber = n.order[n.chosen];
   path_.push_back(std::move(n));
   ++depth_;
   deepest_ = std::max(deepest_, depth_);
@@ -135,6 +148,7 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
 }
 
 bool dfs_tree::advance() {
+  start_.clear();  // the first run took the starting position; the next are the search's
   if (depth_ < path_.size()) {
     nondeterminism_ = "dfs: a run ended after " + std::to_string(depth_) + " decisions, where an earlier run with "
                       "the same decisions took " + std::to_string(path_.size()) +
@@ -170,6 +184,30 @@ std::string dfs_tree::position() const {
     i += n;
   }
   return s;
+}
+
+std::optional<std::vector<std::uint32_t>> parse_position(std::string_view text) {
+  std::vector<std::uint32_t> out;
+  if (text.empty()) return out;
+  const auto number = [](std::string_view t, std::uint64_t max) -> std::optional<std::uint64_t> {
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    std::uint64_t v = 0;
+    for (const char ch : t) v = v * 10 + static_cast<std::uint64_t>(ch - '0');
+    return v <= max ? std::optional<std::uint64_t>(v) : std::nullopt;
+  };
+  constexpr std::uint64_t max_path = 10'000'000;  // decisions: a run's step budget caps a path far below
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t dot = std::min(text.find('.', at), text.size());
+    const std::string_view token = text.substr(at, dot - at);
+    const std::size_t star = token.find('*');
+    const auto choice = number(token.substr(0, star), UINT32_MAX);
+    const auto count = star == std::string_view::npos ? std::optional<std::uint64_t>(1)
+                                                      : number(token.substr(star + 1), max_path);
+    if (!choice || !count || *count == 0 || out.size() + *count > max_path) return std::nullopt;
+    out.insert(out.end(), *count, static_cast<std::uint32_t>(*choice));
+    at = dot + 1;
+  }
+  return out;
 }
 
 std::unique_ptr<strategy> make_dfs_strategy(std::shared_ptr<dfs_tree> tree) {

@@ -284,3 +284,56 @@ BOOST_AUTO_TEST_CASE(the_position_writes_runs_of_one_choice_short) {
   BOOST_TEST(pos.find("0*") == 0u);
   BOOST_TEST(pos.back() == '1');
 }
+
+BOOST_AUTO_TEST_CASE(a_search_stopped_and_resumed_at_its_position_runs_the_rest_exactly) {
+  // The whole search's schedules, then the same search cut after k and
+  // resumed at the position it printed: the two parts are the whole, once each.
+  std::set<std::string> seen;
+  const program p = two_writers(3, &seen);
+  run_config c = config(1, "dfs", 3);
+  c.trace = trace_mode::hash;
+  const auto collect = [&](std::vector<std::vector<std::uint32_t>>& into) {
+    return [&p, &into](const run_config& rc) {
+      run_result r = run(rc, p);
+      into.push_back(r.decisions);
+      return r;
+    };
+  };
+  std::vector<std::vector<std::uint32_t>> whole, first, rest;
+  const dfs_outcome all = search_dfs(c, dfs_bounds{2, std::nullopt}, 0, collect(whole), [] { return false; });
+  BOOST_REQUIRE(all.exhausted);
+  for (const std::uint64_t k : {std::uint64_t{1}, std::uint64_t{7}, all.schedules - 1}) {
+    first.clear();
+    rest.clear();
+    const dfs_outcome cut = search_dfs(c, dfs_bounds{2, std::nullopt}, k, collect(first), [] { return false; });
+    BOOST_REQUIRE(!cut.exhausted);
+    const auto start = parse_position(cut.position);
+    BOOST_REQUIRE(start.has_value());
+    const dfs_outcome resumed =
+        search_dfs(c, dfs_bounds{2, std::nullopt}, 0, collect(rest), [] { return false; }, *start);
+    BOOST_TEST_CONTEXT("cut after " << k << " at " << cut.position) {
+      BOOST_TEST(resumed.exhausted);
+      BOOST_TEST(cut.schedules + resumed.schedules == all.schedules);
+      std::vector<std::vector<std::uint32_t>> joined = first;
+      joined.insert(joined.end(), rest.begin(), rest.end());
+      BOOST_TEST((joined == whole));
+    }
+  }
+  BOOST_TEST((parse_position("0*3.1") == std::optional<std::vector<std::uint32_t>>({0, 0, 0, 1})));
+  BOOST_TEST((parse_position("") == std::optional<std::vector<std::uint32_t>>(std::vector<std::uint32_t>{})));
+  for (const char* bad : {"x", "1..2", "0*0", "0*", "*3", "1.", "99999999999", "0*99999999"}) {
+    BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!parse_position(bad).has_value()); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_position_that_does_not_fit_is_a_divergence) {
+  std::set<std::string> seen;
+  const program p = two_writers(2, &seen);
+  run_config c = config(1, "dfs", 3);
+  const dfs_outcome o = search_dfs(
+      c, dfs_bounds{2, std::nullopt}, 0, [&p](const run_config& rc) { return run(rc, p); }, [] { return false; },
+      std::vector<std::uint32_t>{7});
+  BOOST_REQUIRE(o.failure.has_value());
+  BOOST_TEST(o.failure->failed->kind == failure_kind::replay_divergence);
+  BOOST_TEST(o.failure->failed->message.find("starting position does not fit") != std::string::npos);
+}

@@ -37,7 +37,7 @@ void name_value_types(CLI::App& app) {
   static const std::pair<const char*, const char*> types[] = {
       {"--seed", "UINT64"}, {"--first-seed", "UINT64"}, {"--seeds", "N|A..B|A.."},
       {"--jobs", "1..1024"}, {"--runs", "N"}, {"--time", "DURATION"}, {"--stop-after", "N"}, {"--stop-after-liveness", "N"},
-      {"--max-records", "N"}, {"--preemption-bound", "N|none"}, {"--delay-bound", "N|none"}, {"--max-schedules", "N"}, {"--shard", "I/N"}, {"--cores", "1..64"}, {"--pct-depth", "1..64"},
+      {"--max-records", "N"}, {"--preemption-bound", "N|none"}, {"--delay-bound", "N|none"}, {"--max-schedules", "N"}, {"--dfs-from", "POSITION"}, {"--shard", "I/N"}, {"--cores", "1..64"}, {"--pct-depth", "1..64"},
       {"--pct-steps", "N"}, {"--max-steps", "N"}, {"--max-runs", "N"}, {"--time-scale", "1..1000000"},
       {"--strategy", "STRATEGY"}, {"--backend", "BACKEND"}, {"--format", "FORMAT"}, {"--trace", "FILE|-"},
       {"--json", "FILE|-"}, {"--junit", "FILE|-"}, {"--record", "FILE"}, {"--output", "FILE|-"}, {"--out", "FILE"},

@@ -1,7 +1,7 @@
 // lockstep explore FILE... --strategy dfs: for each file, every schedule of
 // one seed within the bounds, depth first (sim/dfs.hpp), to the first
 // failure, the end of the tree ("verified"), or a budget (--max-schedules,
-// --time, a signal: "not verified", with where it stopped).
+// --time, a signal: "not verified", with the position --dfs-from resumes at).
 //
 // One thread: the tree is searched in order, so its output is the same bytes
 // whatever --jobs is (splitting the tree across threads is not done yet).
@@ -11,6 +11,7 @@
 
 #include "sim/dfs_search.hpp"
 #include "tools/cli/prepared.hpp"
+#include "tools/cli/progress_line.hpp"
 #include "tools/cli/report.hpp"
 #include "tools/cli/stop_signals.hpp"
 #include "tools/cli/verbs.hpp"
@@ -28,6 +29,10 @@ std::string bounds_text(const sim::dfs_bounds& b) {
 }  // namespace
 
 int explore_dfs(const run_options& options, const explore_options& e, const std::vector<std::string>& files) {
+  if (!e.dfs_from_text.empty() && files.size() > 1) {
+    throw input_error("--dfs-from: a position in one file's search, expected one scenario FILE with it, found " +
+                      std::to_string(files.size()) + " files");
+  }
   const std::vector<prepared_file> plan = prepare_every_file(options, files, 1);
   stop_signals::install();
   const auto started = std::chrono::steady_clock::now();
@@ -51,13 +56,19 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
               << " " << bounds_text(bounds) << std::endl;
     const auto file_started = std::chrono::steady_clock::now();
     const sim::run_config base = config_of(f.o, f.o.first_seed, sim::trace_mode::hash);
+    if (!e.dfs_from.empty()) std::cout << "resuming at " << e.dfs_from_text << "\n";
+    progress_line progress("scenario=" + p.name + " strategy=dfs", std::nullopt, deadline);
+    std::uint64_t ran = 0;
     const sim::dfs_outcome out = sim::search_dfs(
         base, bounds, e.max_schedules,
-        [&p](const sim::run_config& c) {
+        [&](const sim::run_config& c) {
           describe_run(p, c);
-          return run_once(p, c);
+          sim::run_result r = run_once(p, c);
+          progress.update(++ran, r.ok() ? 0 : 1);
+          return r;
         },
-        should_stop);
+        should_stop, e.dfs_from);
+    progress.clear();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - file_started).count();
     const std::string counted = std::to_string(out.schedules) + " schedules, " + bounds_text(bounds) +
                                 ", seed " + std::to_string(f.o.first_seed);
@@ -87,8 +98,14 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
       std::cout << "verified: " << counted << ", no failure" << tail << "\n";
     } else {
       const std::string why = stopped.empty() ? "--max-schedules " + std::to_string(e.max_schedules) : stopped;
-      std::cout << "not verified: stopped (" << why << ") after " << counted << ", no failure in those; the "
-                << "search stood at " << (out.position.empty() ? "the root" : out.position) << tail << "\n";
+      // The command that searched, budget and all, starting where this one stood.
+      sim::run_config c = base;
+      c.options.dfs = std::make_shared<sim::dfs_tree>(bounds);
+      std::string resume = rerun_command(p, c);
+      resume = resume.substr(0, resume.rfind(" --max-schedules ")) + " --max-schedules " +
+               std::to_string(e.max_schedules) + " --dfs-from " + (out.position.empty() ? "''" : out.position);
+      std::cout << "not verified: stopped (" << why << ") after " << counted << ", no failure in those" << tail
+                << "\nresume with: " << resume << "\n";
     }
     std::cout.flush();
     if (code == exit_held) code = rc;

@@ -1,5 +1,7 @@
 #include "tools/cli/options.hpp"
 
+#include "sim/dfs.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -170,7 +172,7 @@ std::optional<std::uint32_t> parse_bound(const char* flag, const std::string& te
 
 void resolve_dfs(run_options& o, explore_options& e) {
   if (o.strategy != "dfs") {
-    for (const char* flag : {"--preemption-bound", "--delay-bound", "--max-schedules"}) {
+    for (const char* flag : {"--preemption-bound", "--delay-bound", "--max-schedules", "--dfs-from"}) {
       if (given(e, flag)) {
         throw input_error(std::string(flag) + ": expected only with --strategy dfs (a bound of its search), found "
                           "--strategy " + o.strategy);
@@ -203,6 +205,15 @@ void resolve_dfs(run_options& o, explore_options& e) {
   }
   if (!e.delay_bound_text.empty()) e.delay_bound = parse_bound("--delay-bound", e.delay_bound_text);
   e.max_schedules = parse_u64("--max-schedules", e.max_schedules_text, 0, UINT64_MAX);
+  if (given(e, "--dfs-from")) {
+    const auto choices = sim::parse_position(e.dfs_from_text);
+    if (!choices) {
+      throw input_error("--dfs-from " + printable(e.dfs_from_text, max_shown_chars) +
+                        ": expected a position a search printed (choices joined by '.', a run of one choice as "
+                        "C*N, like 0*12.1.0)");
+    }
+    e.dfs_from = *choices;
+  }
 }
 
 void remove_stale_outputs(const explore_options& e) {
@@ -269,6 +280,9 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
   app.add_option("--max-schedules", e.max_schedules_text,
                  "--strategy dfs: stop after N schedules without calling the search verified (default 1000000; "
                  "0: none)");
+  app.add_option("--dfs-from", e.dfs_from_text,
+                 "--strategy dfs: resume a search where an earlier one stood (the position its \"not verified\" "
+                 "line printed), with the same file, seed and bounds");
   app.add_option("--json", e.json_out, "write the summary as JSON to this file (the input of `lockstep merge`)");
   app.add_option("--junit", e.junit_out,
                  "write JUnit XML to this file: one testcase per failing seed (its one failure: seed, reason, "

@@ -70,6 +70,8 @@ struct explore_options {
   std::string preemption_bound_text;  // "": not given (2 unless --delay-bound is)
   std::string delay_bound_text;       // "": not given (none)
   std::string max_schedules_text = "1000000";
+  std::string dfs_from_text;  // "": from the root
+  std::vector<std::uint32_t> dfs_from;
   /// The explore flags given that a dfs search has no use for, or the dfs
   /// flags given without it: resolve_explore refuses them by name.
   std::vector<std::string> given;

@@ -53,7 +53,28 @@ grep -qF -- "--delay-bound 2 --max-schedules 0" out || fail "the rerun command d
 # Budgets: "not verified", with the schedules run and where the search stood.
 expect max_schedules 0 "not verified: stopped (--max-schedules 10) after 10 schedules" -- \
   "$L" explore "$held" --strategy dfs --preemption-bound 2 --max-schedules 10
-grep -qF "the search stood at " out || fail "no position"
+grep -qF -- "--dfs-from 0*" out || fail "no position to resume at"
+# Resumed at the printed position, the search runs the rest: the two parts add up to the whole.
+expect whole_tree 0 "verified: " -- "$L" explore "$held" --strategy dfs --preemption-bound 1 --max-schedules 0
+whole=$(sed -nE 's/^verified: ([0-9]+) schedules.*/\1/p' out)
+expect cut_tree 0 "resume with: " -- "$L" explore "$held" --strategy dfs --preemption-bound 1 --max-schedules 50
+resume=$(sed -n 's/^resume with: //p' out)
+name=resume_command_carries_the_search cases=$((cases + 1))
+case "$resume" in
+  *"--strategy dfs --first-seed 1 "*"--preemption-bound 1 --delay-bound none --max-schedules 50 --dfs-from "*) ;;
+  *) fail "resume command: $resume" ;;
+esac
+from=${resume##*--dfs-from }
+expect resumed_tree 0 "verified: " -- "$L" explore "$held" --strategy dfs --preemption-bound 1 --max-schedules 0 \
+  --dfs-from "$from"
+rest=$(sed -nE 's/^verified: ([0-9]+) schedules.*/\1/p' out)
+name=resume_runs_the_rest cases=$((cases + 1))
+[ -n "$whole" ] && [ -n "$rest" ] && [ $((50 + rest)) -eq "$whole" ] ||
+  fail "50 + $rest schedules resumed, the whole tree has $whole"
+grep -qF "resuming at $from" out || fail "the resumed search does not say where it started"
+expect bad_position 2 "--dfs-from 1..2: expected a position a search printed" -- \
+  "$L" explore "$held" --strategy dfs --dfs-from 1..2
+expect position_without_dfs 2 "--dfs-from: expected only with --strategy dfs" -- "$L" explore "$held" --dfs-from 0
 expect time_budget 0 "not verified: stopped (time)" -- \
   "$L" explore "$held" --strategy dfs --preemption-bound none --max-schedules 0 --time 1s
 
