@@ -9,7 +9,7 @@ namespace lockstep::sim {
 template <class T>
 class atomic {
  public:
-  atomic(executor& ex, T initial) : ex_(ex), value_(initial) {}
+  atomic(executor& ex, T initial) : ex_(ex), key_(ex.next_atomic_key()), value_(initial) {}
   template <class R>
   atomic(R& rt, T initial) : atomic(rt.exec(), initial) {}
   atomic(const atomic&) = delete;
@@ -17,14 +17,17 @@ class atomic {
 
   T load() {
     ex_.schedule_point();
+    ex_.access(key_);
     return value_;
   }
   void store(T v) {
     ex_.schedule_point();
+    ex_.access(key_);
     value_ = v;
   }
   T exchange(T v) {
     ex_.schedule_point();
+    ex_.access(key_);
     T old = value_;
     value_ = v;
     return old;
@@ -32,6 +35,7 @@ class atomic {
   /// On failure `expected` receives the current value, as std::atomic does.
   bool compare_exchange(T& expected, T desired) {
     ex_.schedule_point();
+    ex_.access(key_);
     if (value_ == expected) {
       value_ = desired;
       return true;
@@ -41,12 +45,14 @@ class atomic {
   }
   T fetch_add(T d) {
     ex_.schedule_point();
+    ex_.access(key_);
     T old = value_;
     value_ = static_cast<T>(value_ + d);
     return old;
   }
   T fetch_sub(T d) {
     ex_.schedule_point();
+    ex_.access(key_);
     T old = value_;
     value_ = static_cast<T>(value_ - d);
     return old;
@@ -54,6 +60,7 @@ class atomic {
 
  private:
   executor& ex_;
+  std::uint64_t key_;  // its identity for a search that reorders by what steps touch
   T value_;
 };
 

@@ -24,6 +24,7 @@ class cancellation_token {
 
   void cancel() {
     s_->ex.schedule_point();
+    s_->ex.access(s_->id);
     s_->cancelled = true;
     s_->ex.wake_all(s_->waiters);
   }
@@ -31,6 +32,7 @@ class cancellation_token {
   void cancelled() {
     state& s = *s_;
     s.ex.schedule_point();
+    s.ex.access(s.id);
     while (!s.cancelled) s.ex.block("cancellation_token", s.id, &s.waiters, std::nullopt, true);
   }
 

@@ -59,6 +59,7 @@ class channel {
     send_outcome<T> send(T v) {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       while (true) {
         if (!s.receiver_alive || s.closed) return {send_status::closed, std::move(v)};
         if (s.items.size() < s.capacity) return push(std::move(v));
@@ -69,6 +70,7 @@ class channel {
     send_outcome<T> try_send(T v) {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       if (!s.receiver_alive || s.closed) return {send_status::closed, std::move(v)};
       if (s.items.size() >= s.capacity) return {send_status::full, std::move(v)};
       return push(std::move(v));
@@ -77,6 +79,7 @@ class channel {
     /// Drops this sender now (as destroying it would).
     void reset() {
       if (!s_) return;
+      s_->ex.access(s_->id);  // a drop changes what a receiver sees, wakers or not
       if (--s_->senders == 0) {
         s_->ex.wake_all(s_->recv_waiters);
         if (s_->attached != nullptr) s_->attached->signal();
@@ -124,6 +127,7 @@ class channel {
     std::optional<T> recv() {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       while (true) {
         if (!s.items.empty()) return pop();
         if (s.senders == 0 || s.closed) return std::nullopt;
@@ -133,6 +137,7 @@ class channel {
     recv_outcome<T> try_recv() {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       if (!s.items.empty()) return {recv_status::item, pop()};
       if (s.senders == 0 || s.closed) return {recv_status::closed, std::nullopt};
       return {recv_status::empty, std::nullopt};
@@ -141,6 +146,7 @@ class channel {
     recv_outcome<T> recv_until(std::int64_t deadline_ns) {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       while (true) {
         if (!s.items.empty()) return {recv_status::item, pop()};
         if (s.senders == 0 || s.closed) return {recv_status::closed, std::nullopt};
@@ -154,6 +160,7 @@ class channel {
     /// Refuses further sends; what is queued still drains.
     void close() {
       s_->ex.schedule_point();
+      s_->ex.access(s_->id);
       s_->closed = true;
       s_->ex.wake_all(s_->send_waiters);
     }
@@ -170,6 +177,7 @@ class channel {
     }
     void release() {
       if (!s_) return;
+      s_->ex.access(s_->id);
       s_->receiver_alive = false;
       s_->attached = nullptr;
       s_->items.clear();  // queued values are dropped with the receiver, as in tokio

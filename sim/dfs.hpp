@@ -23,6 +23,21 @@
 // in a false livelock. What was verified is then "every schedule within the
 // bounds over the first fair_after steps" (the summary counts such runs).
 //
+// With dpor, a decision's other candidates are tried only where a run shows
+// they matter (dynamic partial-order reduction: Flanagan & Godefroid, POPL
+// 2005): each step's accesses (the lockstep objects it touched, reported by
+// the executor) and vector clocks over them give, for every step, the last
+// earlier step of another fiber that touched one of the same objects and does
+// not happen before it: a race, so the decision before that earlier step
+// gets this step's fiber to try (or, when that fiber could not run there,
+// every candidate). Interleavings that only reorder steps on different
+// objects run once. Every access counts as a write (two reads of one atomic
+// are ordered too: fewer schedules pruned, none missed). Sound only when the
+// fibers share state through lockstep's types: plain memory two fibers touch
+// outside a lockstep mutex is invisible to it, and reorderings of such steps
+// are pruned as if they commuted. No sleep sets, so some equivalent
+// schedules still run more than once.
+//
 // Two runs that take the same decisions must see the same runnable fibers at
 // each; a program that does not (it reads a clock, a real random source, or
 // state left by an earlier run) is reported as nondeterministic: its run
@@ -30,9 +45,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +62,8 @@ struct dfs_bounds {
   std::optional<std::uint32_t> preemptions;  ///< none: unbounded
   std::optional<std::uint32_t> delays;       ///< none: unbounded
   std::uint64_t fair_after = 10'000;         ///< steps; past it no branching (see above)
+  /// Dynamic partial-order reduction (below); only without bounds.
+  bool dpor = false;
 };
 
 /// The search's state between runs: the path of the run under way, each
@@ -53,13 +72,27 @@ struct dfs_bounds {
 /// to the next schedule, depth first.
 class dfs_tree {
  public:
-  explicit dfs_tree(dfs_bounds bounds) : bounds_(bounds) {}
+  /// Throws std::invalid_argument for dpor with a bound (the reduction would
+  /// prune schedules the bound keeps, and "verified" would not hold).
+  explicit dfs_tree(dfs_bounds bounds) : bounds_(bounds) {
+    if (bounds_.dpor && (bounds_.preemptions || bounds_.delays)) {
+      throw std::invalid_argument("dfs: partial-order reduction searches without bounds (preemption and delay "
+                                  "bound none)");
+    }
+  }
 
   /// The first run takes these choices (a position() printed by an earlier
   /// search, parsed by parse_position) and the search goes on from there, as
   /// that search would have. A choice that does not fit the program (past its
   /// candidates or its bounds) fails that run as a replay divergence.
-  void start_at(std::vector<std::uint32_t> choices) { start_ = std::move(choices); }
+  /// Not with dpor: the choices tried before it there, and where they raced,
+  /// are not in a position (std::invalid_argument).
+  void start_at(std::vector<std::uint32_t> choices) {
+    if (bounds_.dpor && !choices.empty()) {
+      throw std::invalid_argument("dfs: a search with partial-order reduction cannot resume at a position");
+    }
+    start_ = std::move(choices);
+  }
 
   /// After a run: the next schedule within the bounds, false when every one
   /// has run (the tree is exhausted).
@@ -87,6 +120,9 @@ class dfs_tree {
   /// ran the step before (UINT64_MAX before the first). Throws
   /// replay_divergence when `c` is not what an earlier run saw here.
   std::size_t pick(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous);
+  /// dpor: fiber `fiber` runs the next step; the step touches `key`.
+  void note_step(std::uint32_t fiber);
+  void note_access(std::uint64_t key);
 
  private:
   struct node {
@@ -98,6 +134,9 @@ class dfs_tree {
     std::uint32_t preempting_from = 0;
     std::uint32_t preemptions_before = 0;
     std::uint32_t delays_before = 0;
+    std::uint64_t step = 0;          ///< dpor: the step it decided
+    std::vector<bool> backtrack;     ///< dpor: order[i] is to be tried here
+    std::vector<bool> done;          ///< dpor: order[i] was tried here
     [[nodiscard]] bool fits(std::uint32_t i, const dfs_bounds& b) const;
   };
   dfs_bounds bounds_;
@@ -110,6 +149,17 @@ class dfs_tree {
   std::size_t deepest_ = 0;
   std::string nondeterminism_;
   std::vector<std::uint32_t> start_;
+  // dpor: the run's steps (their fibers) and what each touched.
+  struct step_record {
+    std::uint32_t fiber;
+    std::size_t first_access;  ///< into accesses_; the next step's is its end
+    std::size_t cause;         ///< the step that spawned or woke this fiber before it; npos: none
+  };
+  std::map<std::uint32_t, std::size_t> pending_cause_;  ///< fiber -> the step that made it runnable
+  std::vector<step_record> steps_;
+  std::vector<std::uint64_t> accesses_;
+  void add_backtrack_points();
+  bool advance_dpor();
 };
 
 /// position()'s text back to the choices ("0*3.1" is 0, 0, 0, 1); nullopt

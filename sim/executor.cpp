@@ -95,6 +95,7 @@ void executor::reset(const run_config& config) {
   uniform_ = strategy_->uniform_source();
   if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
+  access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
   candidates_total_ = 0;
   stop_ = false;
   candidates_.clear();
@@ -107,6 +108,7 @@ void executor::reset(const run_config& config) {
   step_ = 0;
   seq_ = 0;
   objects_ = 0;
+  atomics_ = 0;
   probe_hits_ = 0;
   probe_seq_ = 0;
   // probe_first_ and probe_last_ are read only for probes hit in this run,
@@ -196,6 +198,7 @@ executor::executor(const run_config& config)
   uniform_ = strategy_->uniform_source();
   if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
+  access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
 }
 
 constinit thread_local executor* executor::running_ = nullptr;
@@ -300,6 +303,7 @@ void executor::throw_cancelled(fiber& f) {
 }
 
 void executor::finish(fiber& f) {
+  access(fiber_key(f.id));  // its joiners wake: their steps follow this one
   release_core(f);
   f.state = fiber_state::finished;
   wake_all(f.joiners);
@@ -349,6 +353,11 @@ bool executor::pick_by_strategy(std::size_t count, std::size_t& index) {
     fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
     return false;
   }
+}
+
+// Teardown's steps are not the run's: what they touch is not reported.
+void executor::report_access(std::uint64_t key) {
+  if (!tearing_down_) access_sink_->on_access(key);
 }
 
 // Inlined into choose_next() and loop(), as take() is into it: the calls and

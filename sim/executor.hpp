@@ -291,6 +291,23 @@ class executor {
   void join(fiber_id id);
   /// Deterministic identity for a primitive, for traces and reports.
   std::uint64_t next_object_id() { return ++objects_; }
+  /// An atomic's identity: its own sequence, so adding one to atomics left the
+  /// other primitives' numbers (and every trace that names them) as they were.
+  std::uint64_t next_atomic_key() { return atomic_key_bit | ++atomics_; }
+  /// The running fiber's step touches `key` (an object id, an atomic key,
+  /// fiber_key(id) or clock_key): reported to a strategy that wants_accesses().
+  void access(std::uint64_t key) {
+    if (access_sink_ != nullptr) [[unlikely]] report_access(key);
+  }
+  static constexpr std::uint64_t fiber_key(fiber_id id) { return fiber_key_bit | id; }
+  static constexpr std::uint64_t fiber_key_bit = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t atomic_key_bit = std::uint64_t{1} << 62;
+  static constexpr std::uint64_t clock_key = std::uint64_t{1} << 61;
+  static constexpr std::uint64_t random_key = std::uint64_t{1} << 60;
+  /// Not an object: the running step made fiber `id` runnable (spawned or
+  /// woke it), so that fiber's next step happens after this one.
+  static constexpr std::uint64_t enable_key(fiber_id id) { return enable_key_bit | id; }
+  static constexpr std::uint64_t enable_key_bit = std::uint64_t{1} << 59;
   /// The program's seeded randomness (independent of the strategy's draws).
   std::uint64_t random() {
     // Seeded on first use: most runs never draw, and seeding costs about as
@@ -299,6 +316,7 @@ class executor {
       values_ = prng(config_.seed ^ 0x6c6f636b73746570ULL);  // "lockstep": a stream apart from the strategy's
       values_seeded_ = true;
     }
+    access(random_key);  // the draws' order is shared state
     return values_.next();
   }
   /// A labelled event in the trace, from the program or an oracle.
@@ -392,6 +410,9 @@ class executor {
 
   run_config config_;
   std::unique_ptr<strategy> strategy_;
+  strategy* access_sink_ = nullptr;  // strategy_ when it wants_accesses()
+  std::uint64_t atomics_ = 0;
+  void report_access(std::uint64_t key);
   prng values_{0};
   bool values_seeded_ = false;
   bool reusable_ = false;

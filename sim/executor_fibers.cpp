@@ -115,6 +115,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   }
 
   strategy_->on_spawn(f->id);
+  access(enable_key(f->id));  // the child's first step follows this one
   if (trace_.on()) {
     trace_.begin("spawn")
         .field("t", now_)

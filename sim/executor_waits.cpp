@@ -63,6 +63,7 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
     yield_now();
     return wake_reason::timed_out;
   }
+  if (deadline) access(clock_key);  // a timed wait's end depends on the clock
   f.state = fiber_state::blocked;
   f.waiting_on = what;
   f.waiting_object = object;
@@ -75,6 +76,11 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   if (trace_.on()) trace_block(f, what, object);
   switch_away(f);
   const wake_reason r = f.reason;
+  // The step that resumes it depends on what woke it: the object (its
+  // waker touched it), the clock, or a cancellation of this fiber.
+  if (object != 0) access(object);
+  if (r == wake_reason::timed_out) access(clock_key);
+  if (r == wake_reason::cancelled) access(fiber_key(f.id));
   // An await point leaves by unwinding as soon as cancellation is asked for.
   // A non-cancellable wait (mutex::lock) never throws, not even in teardown:
   // destructors take mutexes on ordinary scope exits, where a throw would
@@ -85,6 +91,12 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
 
 void executor::wake(fiber& f, wake_reason reason) {
   if (f.state != fiber_state::blocked) return;
+  // Whoever wakes it touched what it waits on, and its next step follows
+  // this one. (A timer is nobody's step: the clock orders those.)
+  if (reason != wake_reason::timed_out) {
+    if (f.waiting_object != 0) access(f.waiting_object);
+    access(enable_key(f.id));
+  }
   if (f.queue != nullptr) f.queue->unlink(f);
   ++f.wait_generation;
   f.reason = reason;
@@ -104,6 +116,7 @@ void executor::wake_all(wait_queue& q) {
 
 void executor::cancel(fiber_id id) {
   fiber* f = find(id);
+  access(fiber_key(id));
   if (f == nullptr || f->cancel_requested) return;
   f->cancel_requested = true;
   if (trace_.on()) {
@@ -117,7 +130,11 @@ void executor::cancel(fiber_id id) {
 }
 
 void executor::join(fiber_id id) {
-  while (fiber* f = find(id)) block("join", id, &f->joiners, std::nullopt, true);
+  access(fiber_key(id));  // its end (or, when it has ended, the run so far) orders this step
+  while (fiber* f = find(id)) {
+    block("join", id, &f->joiners, std::nullopt, true);
+    access(fiber_key(id));
+  }
 }
 
 void executor::trace_block(const fiber& f, const char* what, std::uint64_t object) {

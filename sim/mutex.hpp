@@ -19,6 +19,7 @@ class mutex {
 
   void lock() {
     ex_.schedule_point();
+    ex_.access(id_);
     const fiber_id me = ex_.current().id;
     if (owner_ == me) throw std::logic_error("mutex locked twice by the same fiber (self-deadlock)");
     if (owner_ == no_fiber) {
@@ -30,6 +31,7 @@ class mutex {
 
   bool try_lock() {
     ex_.schedule_point();
+    ex_.access(id_);
     if (owner_ != no_fiber) return false;
     owner_ = ex_.current().id;
     return true;
@@ -37,6 +39,7 @@ class mutex {
 
   void unlock() {
     ex_.schedule_point();
+    ex_.access(id_);
     if (waiters_.empty()) {
       owner_ = no_fiber;
       return;

@@ -44,6 +44,7 @@ class notify {
   /// Wakes the oldest waiter, or stores one permit if nobody waits.
   void notify_one() {
     ex_.schedule_point();
+    ex_.access(id_);
     signal();
   }
   /// notify_one without the scheduling point, for primitives that signal a
@@ -60,6 +61,7 @@ class notify {
   /// Wakes every current waiter; stores nothing for later ones.
   void notify_waiters() {
     ex_.schedule_point();
+    ex_.access(id_);
     while (!waiters_.empty()) {
       fiber* f = waiters_.front();
       record_of(*f).broadcast = true;
@@ -75,6 +77,7 @@ class notify {
   bool wait(std::optional<std::int64_t> deadline) {
     executor& ex = ex_;  // `this` may die while we wait; the executor cannot
     ex.schedule_point();
+    ex.access(id_);
     if (permit_) {
       permit_ = false;
       return true;

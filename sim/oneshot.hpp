@@ -40,6 +40,7 @@ class oneshot {
     bool send(T v) {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       if (!s.receiver_alive || s.value.has_value()) return false;
       s.value = std::move(v);
       s.ex.wake_all(s.waiters);
@@ -49,6 +50,7 @@ class oneshot {
    private:
     void release() {
       if (!s_) return;
+      s_->ex.access(s_->id);  // a drop changes what the receiver sees
       s_->sender_alive = false;
       s_->ex.wake_all(s_->waiters);
       s_.reset();
@@ -69,12 +71,15 @@ class oneshot {
       return *this;
     }
     ~receiver() {
-      if (s_) s_->receiver_alive = false;
+      if (!s_) return;
+      s_->ex.access(s_->id);
+      s_->receiver_alive = false;
     }
     /// Await point; nullopt when the sender was dropped without sending.
     std::optional<T> recv() {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       while (true) {
         if (s.value.has_value()) {
           std::optional<T> v = std::move(s.value);

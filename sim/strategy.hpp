@@ -50,6 +50,12 @@ class strategy {
   /// `fiber` runs step `step` (== next_watched_step()). Teardown steps are not
   /// reported. Afterwards next_watched_step() must be later than `step`.
   virtual void on_watched_step(std::uint64_t /*step*/, std::uint32_t /*fiber*/) {}
+  /// Strategies that reorder by what fibers touch (dfs with partial-order
+  /// reduction) ask for on_access(): the executor then reports every object
+  /// the running fiber's step touches (a lockstep primitive, another fiber, the
+  /// clock). Read once per run; others pay one untaken branch per operation.
+  [[nodiscard]] virtual bool wants_accesses() const { return false; }
+  virtual void on_access(std::uint64_t /*key*/) {}
   /// Replay only: decisions recorded but not used when the run ended.
   [[nodiscard]] virtual std::size_t unconsumed() const { return 0; }
   /// Becomes what make_strategy(name, seed, options) would build, in place,

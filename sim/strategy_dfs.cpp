@@ -1,12 +1,17 @@
 // dfs: one schedule of a bounded depth-first search (dfs.hpp), and the
 // search's moves between runs.
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "sim/dfs.hpp"
 
+#include "sim/executor.hpp"
+
 namespace lockstep::sim {
 namespace {
+
+constexpr std::uint64_t executor_enable_bit = executor::enable_key_bit;
 
 std::string fiber_list(std::span<const std::uint32_t> ids) {
   std::string s = "[";
@@ -47,10 +52,14 @@ class dfs_strategy final : public strategy {
   void on_watched_step(std::uint64_t step, std::uint32_t fiber) override {
     previous_ = fiber;
     watched_ = step + 1;
+    if (dpor_) tree_->note_step(fiber);
   }
+  bool wants_accesses() const override { return dpor_; }
+  void on_access(std::uint64_t key) override { tree_->note_access(key); }
 
  private:
   std::shared_ptr<dfs_tree> tree_;
+  bool dpor_ = tree_->bounds().dpor;
   std::uint64_t previous_ = UINT64_MAX;
   std::uint64_t watched_ = 1;  // steps are numbered from 1
 };
@@ -64,6 +73,9 @@ bool dfs_tree::node::fits(std::uint32_t i, const dfs_bounds& b) const {
 }
 
 void dfs_tree::begin_run() {
+  steps_.clear();
+  pending_cause_.clear();
+  accesses_.clear();
   depth_ = 0;
   preemptions_ = 0;
   delays_ = 0;
@@ -140,6 +152,13 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
     if (want >= n.preempting_from) ++preemptions_;
     delays_ += want;
   }
+  n.step = step;
+  if (bounds_.dpor) {
+    n.backtrack.assign(n.order.size(), false);
+    n.done.assign(n.order.size(), false);
+    n.backtrack[n.chosen] = true;
+    n.done[n.chosen] = true;
+  }
   const std::uint32_t fiber = n.order[n.chosen];
   path_.push_back(std::move(n));
   ++depth_;
@@ -155,6 +174,7 @@ bool dfs_tree::advance() {
                       ": the program is not deterministic (a clock, a real random source, state kept between runs?)";
     return false;
   }
+  if (bounds_.dpor) return advance_dpor();
   while (!path_.empty()) {
     node& n = path_.back();
     const std::uint32_t next = n.chosen + 1;
@@ -162,6 +182,93 @@ bool dfs_tree::advance() {
     if (next < n.order.size() && n.fits(next, bounds_)) {
       n.chosen = next;
       return true;
+    }
+    path_.pop_back();
+  }
+  return false;
+}
+
+void dfs_tree::note_step(std::uint32_t fiber) {
+  std::size_t cause = std::string::npos;
+  if (const auto it = pending_cause_.find(fiber); it != pending_cause_.end()) {
+    cause = it->second;
+    pending_cause_.erase(it);
+  }
+  steps_.push_back({fiber, accesses_.size(), cause});
+}
+
+void dfs_tree::note_access(std::uint64_t key) {
+  if (steps_.empty()) return;  // before the first step: the run's setup
+  if ((key & executor_enable_bit) != 0 && (key & ~executor_enable_bit) <= UINT32_MAX) {
+    pending_cause_[static_cast<std::uint32_t>(key & ~executor_enable_bit)] = steps_.size() - 1;
+    return;
+  }
+  accesses_.push_back(key);
+}
+
+// The races of the run just ended (see dfs.hpp), each adding a fiber to try
+// at the decision before its earlier step.
+void dfs_tree::add_backtrack_points() {
+  std::uint32_t fibers = 0;
+  for (const step_record& s : steps_) fibers = std::max(fibers, s.fiber + 1);
+  std::vector<std::vector<std::uint32_t>> clock(fibers, std::vector<std::uint32_t>(fibers, 0));
+  struct last_access {
+    std::size_t step;
+    std::uint32_t fiber;
+    std::uint32_t seq;  // the step's number among its fiber's
+    std::vector<std::uint32_t> clock;
+  };
+  std::map<std::uint64_t, last_access> last;  // ordered: nothing here depends on a hash
+  std::map<std::uint64_t, std::size_t> node_at;  // step number -> index in path_
+  std::vector<std::vector<std::uint32_t>> after(steps_.size());  // each step's clock
+  for (std::size_t i = 0; i < path_.size(); ++i) node_at[path_[i].step] = i;
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    const std::uint32_t p = steps_[k].fiber;
+    const std::size_t end = k + 1 < steps_.size() ? steps_[k + 1].first_access : accesses_.size();
+    // What happened before this step: its fiber's past, and the step that
+    // made it runnable (its spawn or its wake-up) with that step's past.
+    std::vector<std::uint32_t> before = clock[p];
+    if (steps_[k].cause != std::string::npos) {
+      const std::vector<std::uint32_t>& c = after[steps_[k].cause];
+      for (std::uint32_t f = 0; f < fibers; ++f) before[f] = std::max(before[f], c[f]);
+    }
+    std::vector<std::uint32_t> now = before;
+    const std::uint32_t seq = ++now[p];
+    for (std::size_t a = steps_[k].first_access; a < end; ++a) {
+      const auto it = last.find(accesses_[a]);
+      if (it == last.end()) continue;
+      const last_access& j = it->second;
+      if (j.fiber != p && before[j.fiber] < j.seq) {
+        // j and k race. Steps are numbered from 1: step j.step + 1 was decided at node_at.
+        const auto at = node_at.find(j.step + 1);
+        if (at != node_at.end()) {
+          node& n = path_[at->second];
+          const auto i = std::find(n.order.begin(), n.order.end(), p);
+          if (i != n.order.end()) {
+            n.backtrack[static_cast<std::size_t>(i - n.order.begin())] = true;
+          } else {
+            n.backtrack.assign(n.order.size(), true);  // p could not run there: every candidate
+          }
+        }
+      }
+      for (std::uint32_t f = 0; f < fibers; ++f) now[f] = std::max(now[f], j.clock[f]);
+    }
+    for (std::size_t a = steps_[k].first_access; a < end; ++a) last[accesses_[a]] = {k, p, seq, now};
+    after[k] = now;
+    clock[p] = std::move(now);
+  }
+}
+
+bool dfs_tree::advance_dpor() {
+  add_backtrack_points();
+  while (!path_.empty()) {
+    node& n = path_.back();
+    for (std::uint32_t i = 0; i < n.order.size(); ++i) {
+      if (n.backtrack[i] && !n.done[i]) {
+        n.chosen = i;
+        n.done[i] = true;
+        return true;
+      }
     }
     path_.pop_back();
   }

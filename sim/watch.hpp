@@ -30,6 +30,7 @@ class watch {
     /// The current value, marked as seen.
     T borrow_and_update() {
       s_->ex.schedule_point();
+      s_->ex.access(s_->id);
       seen_ = s_->version;
       return s_->value;
     }
@@ -38,6 +39,7 @@ class watch {
     bool changed() {
       state& s = *s_;
       s.ex.schedule_point();
+      s.ex.access(s.id);
       while (true) {
         if (s.version != seen_) {
           seen_ = s.version;  // as tokio: the newest value now counts as seen
@@ -59,6 +61,7 @@ class watch {
   watch(const watch&) = delete;
   watch& operator=(const watch&) = delete;
   ~watch() {
+    s_->ex.access(s_->id);
     s_->sender_alive = false;
     s_->ex.wake_all(s_->waiters);
   }
@@ -66,6 +69,7 @@ class watch {
   /// Stores `v` whether or not anyone is subscribed, and wakes every waiter.
   void send_replace(T v) {
     s_->ex.schedule_point();
+    s_->ex.access(s_->id);
     s_->value = std::move(v);
     ++s_->version;
     s_->ex.wake_all(s_->waiters);
@@ -73,6 +77,7 @@ class watch {
   /// A receiver that has seen the current value already.
   receiver subscribe() {
     s_->ex.schedule_point();
+    s_->ex.access(s_->id);
     return receiver(s_, s_->version);
   }
   [[nodiscard]] T borrow() const { return s_->value; }

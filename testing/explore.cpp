@@ -120,6 +120,10 @@ void apply_environment(test_options& o) {
     }
   }
   o.max_schedules = env_u64("LOCKSTEP_MAX_SCHEDULES", 0, o.max_schedules);
+  if (const auto v = env("LOCKSTEP_DPOR")) {
+    if (*v != "0" && *v != "1") bad_env("LOCKSTEP_DPOR", *v, "0 or 1");
+    o.dpor = *v == "1";
+  }
   o.stop_after = env_u64("LOCKSTEP_STOP_AFTER", 0, o.stop_after);
   o.max_steps = env_u64("LOCKSTEP_MAX_STEPS", 1, o.max_steps);
   if (const auto v = env("LOCKSTEP_RECORD_DIR")) {
@@ -183,7 +187,11 @@ explore_result explore(const std::string& test, const test_options& o, const tes
   };
   if (std::find(o.strategies.begin(), o.strategies.end(), "dfs") != o.strategies.end()) {
     // The search first, once: it has no seeds to alternate with the others'.
-    const sim::dfs_bounds bounds{o.preemption_bound, o.delay_bound};
+    if (o.dpor && (o.preemption_bound || o.delay_bound)) {
+      throw bad_input(".dpor = true: expected .preemption_bound and .delay_bound std::nullopt (LOCKSTEP_PREEMPTION_BOUND="
+                      "none): the reduction searches without bounds");
+    }
+    const sim::dfs_bounds bounds{o.preemption_bound, o.delay_bound, 10'000, o.dpor};
     sim::run_config c = config_for(o, "dfs", o.first_seed);
     c.trace = sim::trace_mode::off;
     const sim::dfs_outcome found = sim::search_dfs(
@@ -192,7 +200,8 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     v.schedules = found.schedules;
     v.fair_tail_runs = found.fair_tail_runs;
     const auto text = [](const std::optional<std::uint32_t>& b) { return b ? std::to_string(*b) : "none"; };
-    v.bounds = "preemption bound " + text(bounds.preemptions) + ", delay bound " + text(bounds.delays);
+    v.bounds = o.dpor ? std::string("no bounds, partial-order reduction")
+                      : "preemption bound " + text(bounds.preemptions) + ", delay bound " + text(bounds.delays);
     out.runs += found.schedules;
     if (found.failure) {
       v.failed = true;

@@ -44,13 +44,19 @@ struct test_options {
   std::optional<std::uint32_t> preemption_bound = 2;
   std::optional<std::uint32_t> delay_bound;
   std::uint64_t max_schedules = 1'000'000;  ///< dfs: its budget (0: none); past it "not verified"
+  /// dfs: dynamic partial-order reduction (sim/dfs.hpp): interleavings that
+  /// only reorder steps on different lockstep objects run once. Searches
+  /// without bounds: set preemption_bound (and delay_bound) to std::nullopt.
+  /// Sound when the fibers share state only through lockstep's types.
+  bool dpor = false;
 };
 
 /// Overrides `o` from the environment, so CI can soak without recompiling:
 ///   LOCKSTEP_SEEDS=A..B (first_seed = A, runs = B - A + 1), LOCKSTEP_RUNS=N,
 ///   LOCKSTEP_STRATEGIES=random,pct, LOCKSTEP_PCT_DEPTH=D, LOCKSTEP_TIME_BUDGET=S
 ///   (seconds), LOCKSTEP_STOP_AFTER=N, LOCKSTEP_MAX_STEPS=N, LOCKSTEP_RECORD_DIR=DIR,
-///   LOCKSTEP_PREEMPTION_BOUND=N|none, LOCKSTEP_DELAY_BOUND=N|none, LOCKSTEP_MAX_SCHEDULES=N.
+///   LOCKSTEP_PREEMPTION_BOUND=N|none, LOCKSTEP_DELAY_BOUND=N|none, LOCKSTEP_MAX_SCHEDULES=N,
+///   LOCKSTEP_DPOR=0|1.
 /// Throws bad_input naming the variable and what was expected.
 void apply_environment(test_options& o);
 

@@ -251,6 +251,22 @@ BOOST_AUTO_TEST_CASE(dfs_verifies_the_fixed_test_and_records_the_buggy_ones_sche
   BOOST_TEST(cut.dfs->schedules == 3u);
   BOOST_TEST(cut.dfs->stopped.find("max_schedules 3") != std::string::npos);
 
+  // With partial-order reduction and no bounds: the whole tree, far smaller.
+  o.max_schedules = 0;
+  o.preemption_bound.reset();
+  const lt::explore_result full = lt::explore("dfs_full", o, lost_update<false>);
+  o.dpor = true;
+  const lt::explore_result reduced = lt::explore("dfs_reduced", o, lost_update<false>);
+  BOOST_REQUIRE(full.dfs.has_value() && reduced.dfs.has_value());
+  BOOST_TEST(full.dfs->verified);
+  BOOST_TEST(reduced.dfs->verified);
+  BOOST_TEST(reduced.dfs->schedules < full.dfs->schedules);
+  BOOST_TEST(reduced.dfs->bounds == "no bounds, partial-order reduction");
+  const lt::explore_result found = lt::explore("dfs_reduced_buggy", o, lost_update<true>);
+  BOOST_TEST(found.failures.size() == 1u);
+  o.preemption_bound = 2;
+  BOOST_CHECK_THROW(lt::explore("dfs_bounded_dpor", o, lost_update<false>), lt::bad_input);
+
   // The bounds come from the environment too.
   ::setenv("LOCKSTEP_DELAY_BOUND", "1", 1);
   ::setenv("LOCKSTEP_PREEMPTION_BOUND", "none", 1);
@@ -258,6 +274,12 @@ BOOST_AUTO_TEST_CASE(dfs_verifies_the_fixed_test_and_records_the_buggy_ones_sche
   lt::apply_environment(e);
   BOOST_TEST(!e.preemption_bound.has_value());
   BOOST_TEST((e.delay_bound == std::optional<std::uint32_t>{1}));
+  ::setenv("LOCKSTEP_DPOR", "1", 1);
+  lt::apply_environment(e);
+  BOOST_TEST(e.dpor);
+  ::setenv("LOCKSTEP_DPOR", "yes", 1);
+  BOOST_CHECK_THROW(lt::apply_environment(e), lt::bad_input);
+  ::unsetenv("LOCKSTEP_DPOR");
   ::setenv("LOCKSTEP_DELAY_BOUND", "some", 1);
   BOOST_CHECK_THROW(lt::apply_environment(e), lt::bad_input);
   ::unsetenv("LOCKSTEP_DELAY_BOUND");
