@@ -55,17 +55,17 @@ expect max_schedules 0 "not verified: stopped (--max-schedules 10) after 10 sche
   "$L" explore "$held" --strategy dfs --preemption-bound 2 --max-schedules 10
 grep -qF -- "--dfs-from 0*" out || fail "no position to resume at"
 # Resumed at the printed position, the search runs the rest: the two parts add up to the whole.
-expect whole_tree 0 "verified: " -- "$L" explore "$held" --strategy dfs --preemption-bound 1 --max-schedules 0
+expect whole_tree 0 "verified: " -- "$L" explore "$held" --strategy dfs --delay-bound 2 --max-schedules 0
 whole=$(sed -nE 's/^verified: ([0-9]+) schedules.*/\1/p' out)
-expect cut_tree 0 "resume with: " -- "$L" explore "$held" --strategy dfs --preemption-bound 1 --max-schedules 50
+expect cut_tree 0 "resume with: " -- "$L" explore "$held" --strategy dfs --delay-bound 2 --max-schedules 50
 resume=$(sed -n 's/^resume with: //p' out)
 name=resume_command_carries_the_search cases=$((cases + 1))
 case "$resume" in
-  *"--strategy dfs --first-seed 1 "*"--preemption-bound 1 --delay-bound none --max-schedules 50 --dfs-from "*) ;;
+  *"--strategy dfs --first-seed 1 "*"--preemption-bound none --delay-bound 2 --max-schedules 50 --dfs-from "*) ;;
   *) fail "resume command: $resume" ;;
 esac
 from=${resume##*--dfs-from }
-expect resumed_tree 0 "verified: " -- "$L" explore "$held" --strategy dfs --preemption-bound 1 --max-schedules 0 \
+expect resumed_tree 0 "verified: " -- "$L" explore "$held" --strategy dfs --delay-bound 2 --max-schedules 0 \
   --dfs-from "$from"
 rest=$(sed -nE 's/^verified: ([0-9]+) schedules.*/\1/p' out)
 name=resume_runs_the_rest cases=$((cases + 1))
