@@ -89,6 +89,7 @@ void executor::reset(const run_config& config) {
     c.active = nullptr;
     c.ready.clear();
   }
+  residents_.assign(cores_.size(), 0);
   fibers_.clear();  // all null: run() ended every fiber
   live_ = 0;
   timers_.c.clear();
@@ -96,6 +97,7 @@ void executor::reset(const run_config& config) {
   if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
+  explores_choices_ = strategy_->explores_choices();
   candidates_total_ = 0;
   stop_ = false;
   candidates_.clear();
@@ -179,6 +181,7 @@ executor::executor(const run_config& config)
     c.active = nullptr;
     c.ready.clear();
   }
+  residents_.assign(cores_.size(), 0);
   fibers_ = std::move(s.by_id);
   fibers_.clear();
   spare_fibers_ = std::move(s.fibers);
@@ -199,6 +202,7 @@ executor::executor(const run_config& config)
   if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
+  explores_choices_ = strategy_->explores_choices();
 }
 
 constinit thread_local executor* executor::running_ = nullptr;
@@ -305,6 +309,7 @@ void executor::throw_cancelled(fiber& f) {
 void executor::finish(fiber& f) {
   access(fiber_key(f.id));  // its joiners wake: their steps follow this one
   release_core(f);
+  --residents_[f.core];
   f.state = fiber_state::finished;
   wake_all(f.joiners);
   san::tsan_destroy(f.tsan_fiber);
@@ -503,6 +508,33 @@ fiber* executor::choose_next() {
   return nullptr;
 }
 
+std::size_t executor::choose(std::size_t count, const char* what) {
+  if (count <= 1 || current_ == nullptr || tearing_down_ || stop_ || !explores_choices_) return 0;
+  std::size_t index = 0;
+  if (uniform_ != nullptr) {
+    index = draw_below(count);
+  } else {
+    // Offered as candidates numbered 0..count-1: replay matches the recorded
+    // number, dfs branches on it, like any decision.
+    candidates_.clear();
+    for (std::size_t i = 0; i < count; ++i) {
+      candidates_.push_back({static_cast<std::uint32_t>(i), false, static_cast<std::uint64_t>(i)});
+    }
+    try {
+      index = strategy_->pick_choice(candidates_, count, step_);
+    } catch (const replay_divergence& e) {
+      fail(failure_kind::replay_divergence, std::string("replay diverged: ") + e.what());
+      return 0;
+    }
+  }
+  if (config_.record_decisions) decisions_.push_back(static_cast<std::uint32_t>(index));
+  if (trace_.on()) {
+    note("choice").field("on", what).field("count", static_cast<std::int64_t>(count))
+        .field("chosen", static_cast<std::int64_t>(index)).end();
+  }
+  return index;
+}
+
 // choose_next()'s loop, with pick() inlined here too: the scheduler gets
 // control back after every fiber's end, several times a run on small tests,
 // and a call into choose_next cost those ~90 instructions a run (Relacy peer
@@ -554,7 +586,9 @@ run_result executor::run(unique_function main) {
   run_result r;
   r.seed = config_.seed;
   r.strategy = std::string(strategy_->name());
-  r.cores = static_cast<std::uint32_t>(cores_.size());
+  // The configured count: cores free_core() added are the run's own, and a
+  // replay of this result adds them again.
+  r.cores = config_.cores == 0 ? 1 : config_.cores;
   // Room for a run a little longer than this one, so the next run's list
   // is one allocation rather than a reservation and a regrowth.
   spares().decisions = decisions_.size() + decisions_.size() / 2 + 16;

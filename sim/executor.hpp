@@ -59,6 +59,7 @@
 
 #include "../engine/probes.hpp"
 #include "../engine/runtime.hpp"
+#include "code_site.hpp"
 #include "prng.hpp"
 #include "sanitizer.hpp"
 #include "stack_pool.hpp"
@@ -210,6 +211,10 @@ struct alignas(64) fiber {
   bool timed = false;  ///< its current wait has a deadline (teardown lets the clock move it)
   void* wait_record = nullptr;  ///< a primitive's record of the current wait (notify's waiter)
   std::string name;
+  // Where the program's own code stands, for reports only (never traced: an
+  // edit that moves a line must not change a trace). Set by sim_std.
+  code_site op_site{nullptr, 0};     ///< its last sim_std operation
+  const char* op_name = nullptr;      ///< that operation ("mutex.lock")
   boost::context::stack_context stack{};
   // Waiting.
   wait_queue* queue = nullptr;
@@ -265,6 +270,29 @@ class executor {
   void schedule_point();
   /// Gives up the core; other ready fibers (of any core) may run first.
   void yield_now();
+  /// The lowest core other than 0 on which no live fiber was spawned, added
+  /// when there is none: a fiber spawned there is preempted at every
+  /// scheduling point, like a thread (sim_std::thread). The cores added are
+  /// the run's own: results and traces keep the configured count, and a
+  /// replay adds the same ones at the same steps.
+  std::uint32_t free_core();
+  /// A program that broke a rule of the primitives it uses (unlocked a mutex
+  /// it does not own, destroyed a locked one, joined a thread twice): the run
+  /// fails (kind abort, message "misuse: ..."), and the calling fiber stops
+  /// here, at a scheduling point, so the rest of the run is teardown. Never
+  /// throws: destructors call it.
+  void misuse(std::string message);
+  /// A choice that is not which fiber runs (a spurious wake-up, a weak
+  /// compare-exchange failing): index in [0, count) drawn by the strategy and
+  /// recorded in the decision list like a fiber's, so replay follows it.
+  /// 0 (the ordinary outcome) outside a fiber, in teardown, and under a
+  /// strategy that does not explore choices (dfs with partial-order reduction).
+  std::size_t choose(std::size_t count, const char* what);
+  /// "#3 'worker'": the running fiber, for messages ("the scheduler" outside one).
+  [[nodiscard]] std::string current_label() const;
+  /// The executor whose run is under way on this thread (null when none):
+  /// sim_std's primitives find their simulation through it.
+  [[nodiscard]] static executor* running() { return running_; }
   /// yield_now() of the executor whose run is under way on this thread (the
   /// innermost, when a run is nested in a fiber of another), reached through
   /// a thread-local rather than through a pointer the calling fiber holds.
@@ -274,9 +302,11 @@ class executor {
   /// for them (a 1,024-fiber step, bench_sim_step: see docs/performance.md).
   static void yield_running();
   /// Parks the current fiber until woken (by notify, the deadline, or — for a
-  /// cancellable wait — cancellation, which throws fiber_cancelled here).
+  /// cancellable wait — cancellation, which throws fiber_cancelled here, or
+  /// with `cancel_throws` false returns wake_reason::cancelled for the caller
+  /// to handle: a primitive whose wait sits in destructors, sim_std's mutexes).
   wake_reason block(const char* what, std::uint64_t object, wait_queue* queue,
-                    std::optional<std::int64_t> deadline, bool cancellable);
+                    std::optional<std::int64_t> deadline, bool cancellable, bool cancel_throws = true);
   /// Throws fiber_cancelled if the current fiber should leave at an await point.
   void check_cancel();
   void wake(fiber& f, wake_reason reason);
@@ -411,6 +441,7 @@ class executor {
   run_config config_;
   std::unique_ptr<strategy> strategy_;
   strategy* access_sink_ = nullptr;  // strategy_ when it wants_accesses()
+  bool explores_choices_ = true;     // strategy_->explores_choices(), read once per run
   std::uint64_t atomics_ = 0;
   void report_access(std::uint64_t key);
   prng values_{0};
@@ -420,6 +451,10 @@ class executor {
   trace trace_;
   stack_pool* stacks_;  // this thread's, shared with earlier and later runs
   std::vector<core_slot> cores_;
+  // Live fibers spawned on each core (free_core looks for none). Beside
+  // cores_, not in core_slot: 32 bytes index with a shift, 40 took one more
+  // instruction on every step.
+  std::vector<std::uint32_t> residents_;
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
   std::vector<std::unique_ptr<fiber>> spare_fibers_;  // finished records, reset, for the next spawns
   std::size_t live_ = 0;
@@ -473,6 +508,9 @@ class executor {
   void* sched_tsan_ = nullptr;
   void* eh_ = nullptr;  // this thread's C++ exception globals (stable for the thread)
 };
+
+/// "file.cpp:42" of a program's line, for reports.
+std::string site(const code_site& where);
 
 /// The executor sim::run uses: this thread's idle one, reset for `config`,
 /// or a new one when there is none (the first run on a thread, or a run

@@ -52,6 +52,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   }
   f->id = id;
   f->core = core;
+  ++residents_[core];
   f->name = std::move(name);
   f->body = std::move(body);
   f->owner = this;
@@ -107,6 +108,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
       const std::string fiber_name = f->name;
       fibers_.pop_back();  // it never existed: no trace line, no id reuse hazard (nothing saw it)
       --live_;
+      --residents_[core];
       if (tearing_down_) teardown_top_ = fibers_.size();
       out_of_resources(id, fiber_name, e.what());
     }
@@ -127,6 +129,17 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   }
   make_ready(*f);
   return f->id;
+}
+
+std::uint32_t executor::free_core() {
+  for (std::size_t i = 1; i < cores_.size(); ++i) {
+    if (residents_[i] == 0 && cores_[i].active == nullptr && cores_[i].ready.empty()) {
+      return static_cast<std::uint32_t>(i);
+    }
+  }
+  cores_.emplace_back();
+  residents_.push_back(0);
+  return static_cast<std::uint32_t>(cores_.size() - 1);
 }
 
 // A resource limit fails the run with its own kind, then unwinds the spawner

@@ -14,6 +14,28 @@ void executor::fail(failure_kind kind, std::string message) {
   if (trace_.on()) trace_.begin("fail").field("t", now_).field("kind", to_string(kind)).end();
 }
 
+void executor::misuse(std::string message) {
+  fail(failure_kind::abort, "misuse: " + std::move(message));
+  if (current_ == nullptr || destroying_) return;
+  // A scheduling point that always switches: the run has stopped, so the
+  // scheduler (or teardown) takes over and runs this fiber on only to unwind.
+  fiber& f = *current_;
+  f.state = fiber_state::preempted;
+  f.ready_seq = ++seq_;
+  ++candidates_total_;
+  switch_away(f);
+}
+
+std::string site(const code_site& where) {
+  if (where.file == nullptr) return "an unknown line";
+  return std::string(where.file) + ":" + std::to_string(where.line);
+}
+
+std::string executor::current_label() const {
+  if (current_ == nullptr) return "the scheduler";
+  return "#" + std::to_string(current_->id) + " '" + current_->name + "'";
+}
+
 std::string executor::where() const {
   return "seed " + std::to_string(config_.seed) + ", strategy " + std::string(strategy_->name()) +
          ", step " + std::to_string(step_) + ", t=" + std::to_string(now_) + " ns";
@@ -23,8 +45,16 @@ std::string executor::describe_blocked() const {
   std::string s = "Blocked fibers:";
   for (const auto& owned : fibers_) {
     if (!owned || owned->state != fiber_state::blocked) continue;
-    s += " #" + std::to_string(owned->id) + " '" + owned->name + "' waits on " + owned->waiting_on +
-         " (object " + std::to_string(owned->waiting_object) + ");";
+    s += " #" + std::to_string(owned->id) + " '" + owned->name + "' waits on ";
+    // A join's object is a fiber's number, not an object's: said as such, so
+    // that two different things are never both "object 1".
+    if (std::string_view(owned->waiting_on) == "join") {
+      s += "the end of fiber #" + std::to_string(owned->waiting_object);
+    } else {
+      s += std::string(owned->waiting_on) + " (object " + std::to_string(owned->waiting_object) + ")";
+    }
+    if (owned->op_name != nullptr) s += " at " + site(owned->op_site);
+    s += ";";
   }
   return s;
 }

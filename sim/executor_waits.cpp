@@ -55,9 +55,9 @@ void wait_queue::unlink(fiber& f) {
 // --- cores and readiness ----------------------------------------------------
 
 wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* queue,
-                            std::optional<std::int64_t> deadline, bool cancellable) {
+                            std::optional<std::int64_t> deadline, bool cancellable, bool cancel_throws) {
   fiber& f = *current_;
-  if (cancellable) check_cancel();
+  if (cancellable && cancel_throws) check_cancel();
   if (deadline && *deadline <= now_ && queue == nullptr) {
     // Already due: a timer that fires "now" still lets others run first.
     yield_now();
@@ -85,7 +85,7 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   // A non-cancellable wait (mutex::lock) never throws, not even in teardown:
   // destructors take mutexes on ordinary scope exits, where a throw would
   // terminate the process.
-  if (cancellable) check_cancel();
+  if (cancellable && cancel_throws) check_cancel();
   return r;
 }
 

@@ -56,6 +56,17 @@ class strategy {
   /// clock). Read once per run; others pay one untaken branch per operation.
   [[nodiscard]] virtual bool wants_accesses() const { return false; }
   virtual void on_access(std::uint64_t /*key*/) {}
+  /// A choice that is not a fiber (executor::choose): index in [0, count),
+  /// offered as candidates numbered 0..count-1 so that replay matches the
+  /// recorded number. By default pick() decides; strategies whose pick reads
+  /// fibers' identities (pct's priorities, dfs's round robin) override it.
+  virtual std::size_t pick_choice(std::span<const candidate> candidates, std::size_t count, std::uint64_t step) {
+    return pick(candidates, count, step);
+  }
+  /// Whether executor::choose() (a choice that is not a fiber: a spurious
+  /// wake-up) asks pick() at all; when false every such choice is its
+  /// ordinary outcome and no decision is recorded. Read once per run.
+  [[nodiscard]] virtual bool explores_choices() const { return true; }
   /// Replay only: decisions recorded but not used when the run ended.
   [[nodiscard]] virtual std::size_t unconsumed() const { return 0; }
   /// Becomes what make_strategy(name, seed, options) would build, in place,

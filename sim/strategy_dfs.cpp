@@ -46,6 +46,11 @@ class dfs_strategy final : public strategy {
   std::size_t pick(std::span<const candidate> c, std::size_t, std::uint64_t step) override {
     return tree_->pick(c, step, previous_);
   }
+  // A choice has no fiber that ran before it: its ordinary outcome (0) first,
+  // the others as delays, none a preemption.
+  std::size_t pick_choice(std::span<const candidate> c, std::size_t, std::uint64_t step) override {
+    return tree_->pick(c, step, UINT64_MAX);
+  }
   // Every step is watched: the fiber that ran last is what preemptions and
   // the round-robin order are measured from.
   std::uint64_t next_watched_step() const override { return watched_; }
@@ -55,6 +60,9 @@ class dfs_strategy final : public strategy {
     if (dpor_) tree_->note_step(fiber);
   }
   bool wants_accesses() const override { return dpor_; }
+  // The reduction's steps are fibers' steps: a choice that is not one has no
+  // place in its happens-before, so under it choices keep their ordinary outcome.
+  bool explores_choices() const override { return !dpor_; }
   void on_access(std::uint64_t key) override { tree_->note_access(key); }
 
  private:

@@ -84,6 +84,11 @@ class pct_strategy final : public strategy {
     return best;
   }
 
+  // Priorities order fibers, not a choice's outcomes: those are drawn uniformly.
+  std::size_t pick_choice(std::span<const candidate>, std::size_t count, std::uint64_t) override {
+    return static_cast<std::size_t>(rng_.below(count));
+  }
+
   std::uint64_t next_watched_step() const override {
     return next_ < changes_.size() ? changes_[next_].step : UINT64_MAX;
   }

@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(abba_deadlock_is_found_and_each_blocked_fiber_named) {
       const std::string& msg = r.failed->message;
       BOOST_TEST(contains(msg, "'a' waits on mutex.lock"), msg);
       BOOST_TEST(contains(msg, "'b' waits on mutex.lock"), msg);
-      BOOST_TEST(contains(msg, "'main' waits on join"), msg);
+      BOOST_TEST(contains(msg, "'main' waits on the end of fiber #"), msg);
       BOOST_TEST(contains(msg, "seed " + std::to_string(seed) + ","), msg);
       // Reports print the kind first ("deadlock: <message>"): it printed "deadlock: deadlock:".
       BOOST_TEST(msg.rfind("deadlock", 0) != 0, msg);
@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(a_receiver_nobody_sends_to_is_a_deadlock) {
       BOOST_TEST(r.failed->kind == failure_kind::deadlock);
       const std::string& msg = r.failed->message;
       BOOST_TEST(contains(msg, "'listener' waits on channel.recv"), msg);
-      BOOST_TEST(contains(msg, "'main' waits on join"), msg);
+      BOOST_TEST(contains(msg, "'main' waits on the end of fiber #"), msg);
       BOOST_TEST(contains(msg, "seed " + std::to_string(seed) + ","), msg);
       BOOST_TEST(live == 0);
       BOOST_TEST(ever >= 2);

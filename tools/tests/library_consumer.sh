@@ -42,7 +42,8 @@ if [[ -x example_gtest ]]; then
   ./example_gtest > gtest.log 2>&1 || { cat gtest.log; fail "example_gtest failed"; }
 fi
 
-for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flight relacy_three_windows; do
+for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flight relacy_three_windows \
+         work_queue_two_producers_two_consumers; do
   if ./example_tests_planted --color_output=no --run_test="$t" > "planted-$t.log" 2>&1; then
     cat "planted-$t.log"
     fail "$t: the planted bug was not found"

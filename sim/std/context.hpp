@@ -1,0 +1,39 @@
+// What every sim_std type shares: the simulation it belongs to, found from
+// the running thread (no runtime passed to constructors, as with std::), and
+// the program's line recorded with each operation for reports.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "../executor.hpp"
+
+namespace lockstep::sim_std::detail {
+
+using site = sim::code_site;
+
+/// The simulation under way on this thread; `what` (a type name) is refused
+/// outside one, in one line that says where to create it instead.
+inline sim::executor& running(const char* what, const site& where) {
+  sim::executor* ex = sim::executor::running();
+  if (ex == nullptr || !ex->in_fiber()) {
+    throw std::logic_error(std::string("lockstep::sim_std::") + what + " used at " + sim::site(where) +
+                           " outside a simulated thread: create and use it inside a test body "
+                           "(LOCKSTEP_TEST_CASE) or a thread it starts");
+  }
+  return *ex;
+}
+
+/// Records the program's operation on the running fiber, for reports.
+inline void at(sim::executor& ex, const char* op, const site& where) {
+  sim::fiber& f = ex.current();
+  f.op_name = op;
+  f.op_site = where;
+}
+
+/// "mutex created at file.cpp:12": how reports name an object.
+inline std::string object_name(const char* type, const site& created) {
+  return std::string(type) + " created at " + sim::site(created);
+}
+
+}  // namespace lockstep::sim_std::detail

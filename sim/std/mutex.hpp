@@ -1,0 +1,228 @@
+// std::mutex, std::timed_mutex, std::recursive_mutex, std::recursive_timed_mutex
+// and std::call_once, simulated. Unlike sim::mutex (first come, first served,
+// for the engine's exact traces) these may be barged, as real mutexes are:
+// unlock frees the mutex and wakes one waiter, and whichever thread the
+// schedule runs first takes it (the unlocking thread included). Unlocking a
+// mutex one does not own, locking a non-recursive one twice and destroying a
+// locked one fail the run, naming the threads and lines.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "../executor.hpp"
+#include "chrono.hpp"
+#include "context.hpp"
+
+namespace lockstep::sim_std {
+
+// The lock types and tags work with any of these mutexes as they are.
+using std::adopt_lock;
+using std::adopt_lock_t;
+using std::defer_lock;
+using std::defer_lock_t;
+using std::lock;
+using std::lock_guard;
+using std::scoped_lock;
+using std::try_lock;
+using std::try_to_lock;
+using std::try_to_lock_t;
+using std::unique_lock;
+
+namespace detail {
+
+template <class Rep, class Period>
+std::int64_t deadline_in(sim::executor& ex, const std::chrono::duration<Rep, Period>& d) {
+  const auto ns = std::chrono::ceil<std::chrono::nanoseconds>(d).count();
+  return ns <= 0 ? ex.now() : lockstep::deadline_after(ex.now(), ns);
+}
+template <class Duration>
+std::int64_t deadline_at(const std::chrono::time_point<chrono::steady_clock, Duration>& t) {
+  return std::chrono::ceil<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+/// What the four mutexes share: an owner, a recursion count, waiters.
+class mutex_core {
+ public:
+  mutex_core(const mutex_core&) = delete;
+  mutex_core& operator=(const mutex_core&) = delete;
+
+ protected:
+  mutex_core(const char* type, bool recursive, const site& created)
+      : ex_(&running(type, created)), id_(ex_->next_object_id()), type_(type), created_(created), recursive_(recursive) {}
+  ~mutex_core() {
+    if (stolen_) return;
+    if (owner_ != sim::no_fiber) {
+      ex_->misuse(object_name(type_, created_) + " destroyed while locked by #" + std::to_string(owner_));
+    } else if (!waiters_.empty()) {
+      ex_->misuse(object_name(type_, created_) + " destroyed while threads wait to lock it");
+    }
+  }
+
+  /// Takes the mutex, waiting until `deadline` at most; false when it passed.
+  bool acquire(const char* op, const site& where, std::optional<std::int64_t> deadline) {
+    sim::executor& ex = *ex_;
+    at(ex, op, where);
+    ex.schedule_point();
+    ex.access(id_);
+    const sim::fiber_id me = ex.current().id;
+    if (owner_ == me) {
+      if (recursive_) {
+        ++depth_;
+        return true;
+      }
+      ex.misuse(std::string(op) + " at " + sim::site(where) + " by " + ex.current_label() + " of " +
+                object_name(type_, created_) + ", which it holds already (a self-deadlock)");
+      return false;
+    }
+    while (owner_ != sim::no_fiber) {
+      if (ex.current().cancel_requested) {
+        // The run is over and being torn down (nothing else cancels a
+        // sim_std thread): a thread waiting here, as in a deadlock, may never
+        // get the mutex, and may be in a destructor, where a throw would end
+        // the process. It takes the mutex anyway and runs on to its next
+        // await point; ownership is not checked from here on.
+        stolen_ = true;
+        break;
+      }
+      if (deadline && ex.now() >= *deadline) return false;
+      ex.block(op, id_, &waiters_, deadline, true, false);
+    }
+    owner_ = me;
+    depth_ = 1;
+    return true;
+  }
+
+  bool try_acquire(const char* op, const site& where) {
+    sim::executor& ex = *ex_;
+    at(ex, op, where);
+    ex.schedule_point();
+    ex.access(id_);
+    const sim::fiber_id me = ex.current().id;
+    if (owner_ == me && recursive_) {
+      ++depth_;
+      return true;
+    }
+    if (owner_ != sim::no_fiber) return false;
+    owner_ = me;
+    depth_ = 1;
+    return true;
+  }
+
+  void release(const site& where) {
+    sim::executor& ex = *ex_;
+    at(ex, "mutex.unlock", where);
+    ex.schedule_point();
+    ex.access(id_);
+    const sim::fiber_id me = ex.current().id;
+    if (owner_ != me && !stolen_) {
+      ex.misuse("unlock at " + sim::site(where) + " by " + ex.current_label() + " of " + object_name(type_, created_) +
+                (owner_ == sim::no_fiber ? ", which is not locked" : ", which #" + std::to_string(owner_) + " holds"));
+      return;
+    }
+    if (owner_ == me && --depth_ > 0) return;
+    owner_ = sim::no_fiber;
+    ex.wake_one(waiters_);  // it competes for the mutex with whoever runs first
+  }
+
+  sim::executor* ex_;
+  std::uint64_t id_;
+  const char* type_;
+  site created_;
+  bool recursive_;
+  sim::fiber_id owner_ = sim::no_fiber;
+  std::uint32_t depth_ = 0;
+  bool stolen_ = false;  // taken in teardown by a thread that waited for it
+  sim::wait_queue waiters_;
+};
+
+}  // namespace detail
+
+class mutex : detail::mutex_core {
+ public:
+  explicit mutex(detail::site created = detail::site()) : mutex_core("mutex", false, created) {}
+  void lock(detail::site where = detail::site()) { acquire("mutex.lock", where, std::nullopt); }
+  bool try_lock(detail::site where = detail::site()) { return try_acquire("mutex.try_lock", where); }
+  void unlock(detail::site where = detail::site()) { release(where); }
+};
+
+class recursive_mutex : detail::mutex_core {
+ public:
+  explicit recursive_mutex(detail::site created = detail::site())
+      : mutex_core("recursive_mutex", true, created) {}
+  void lock(detail::site where = detail::site()) { acquire("mutex.lock", where, std::nullopt); }
+  bool try_lock(detail::site where = detail::site()) { return try_acquire("mutex.try_lock", where); }
+  void unlock(detail::site where = detail::site()) { release(where); }
+};
+
+namespace detail {
+/// timed_mutex and recursive_timed_mutex: waits bounded by the virtual clock.
+template <bool Recursive>
+class timed_mutex_of : mutex_core {
+ public:
+  explicit timed_mutex_of(site created = site())
+      : mutex_core(Recursive ? "recursive_timed_mutex" : "timed_mutex", Recursive, created) {}
+  void lock(site where = site()) { acquire("mutex.lock", where, std::nullopt); }
+  bool try_lock(site where = site()) { return try_acquire("mutex.try_lock", where); }
+  void unlock(site where = site()) { release(where); }
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& d, site where = site()) {
+    return acquire("mutex.try_lock_for", where, deadline_in(*ex_, d));
+  }
+  template <class Duration>
+  bool try_lock_until(const std::chrono::time_point<chrono::steady_clock, Duration>& t, site where = site()) {
+    return acquire("mutex.try_lock_until", where, deadline_at(t));
+  }
+};
+}  // namespace detail
+
+using timed_mutex = detail::timed_mutex_of<false>;
+using recursive_timed_mutex = detail::timed_mutex_of<true>;
+
+/// std::once_flag: the first caller runs the function while later callers
+/// wait; a call that throws lets the next caller try again.
+class once_flag {
+ public:
+  once_flag() noexcept = default;
+  once_flag(const once_flag&) = delete;
+  once_flag& operator=(const once_flag&) = delete;
+
+ private:
+  template <class F, class... Args>
+  friend void call_once(once_flag& flag, F&& f, Args&&... args);
+  enum class state : std::uint8_t { idle, running, done };
+  state state_ = state::idle;
+  std::uint64_t id_ = 0;
+  sim::wait_queue waiters_;
+};
+
+template <class F, class... Args>
+void call_once(once_flag& flag, F&& f, Args&&... args) {
+  sim::executor& ex = detail::running("call_once", detail::site());
+  if (flag.id_ == 0) flag.id_ = ex.next_object_id();
+  ex.schedule_point();
+  ex.access(flag.id_);
+  while (flag.state_ == once_flag::state::running) {
+    ex.block("call_once", flag.id_, &flag.waiters_, std::nullopt, true);
+  }
+  if (flag.state_ == once_flag::state::done) return;
+  flag.state_ = once_flag::state::running;
+  try {
+    std::invoke(std::forward<F>(f), std::forward<Args>(args)...);
+  } catch (...) {
+    flag.state_ = once_flag::state::idle;
+    ex.wake_one(flag.waiters_);  // an exceptional call: the next caller tries
+    throw;
+  }
+  ex.schedule_point();
+  ex.access(flag.id_);
+  flag.state_ = once_flag::state::done;
+  ex.wake_all(flag.waiters_);
+}
+
+}  // namespace lockstep::sim_std

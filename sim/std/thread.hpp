@@ -1,0 +1,126 @@
+// std::thread and std::this_thread, simulated. A thread is a fiber on a
+// simulated core of its own (executor::free_core), so it can be preempted at
+// every scheduling point, as an OS thread can; the cooperative model (fibers
+// sharing a core, switching only where they block) stays available through
+// sim::runtime::spawn. Misuse that std::thread answers with std::terminate or
+// a system_error (joining twice, joining oneself, destroying a joinable
+// thread) fails the run instead, naming the thread and the line.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../executor.hpp"
+#include "context.hpp"
+
+namespace lockstep::sim_std {
+
+class thread {
+ public:
+  class id {
+   public:
+    id() noexcept = default;
+    friend bool operator==(id a, id b) noexcept { return a.v_ == b.v_; }
+    friend auto operator<=>(id a, id b) noexcept { return a.v_ <=> b.v_; }
+    friend std::ostream& operator<<(std::ostream& os, id i) {
+      return i.v_ == sim::no_fiber ? os << "thread::id of a non-executing thread" : os << i.v_;
+    }
+    /// The fiber's number: dense, in spawn order, the same on every replay.
+    [[nodiscard]] std::uint32_t value() const noexcept { return v_; }
+
+   private:
+    friend class thread;
+    friend id current_id();
+    explicit id(sim::fiber_id v) : v_(v) {}
+    sim::fiber_id v_ = sim::no_fiber;
+  };
+
+  thread() noexcept = default;
+  template <class F, class... Args,
+            class = std::enable_if_t<!std::is_same_v<std::remove_cvref_t<F>, thread>>>
+  explicit thread(F&& f, Args&&... args) {
+    // No line of the caller's here: a default argument cannot follow a pack.
+    ex_ = &detail::running("thread", detail::site());
+    ex_->schedule_point();
+    // Decayed copies, as std::thread makes: the caller's arguments may die first.
+    auto call = [fn = std::decay_t<F>(std::forward<F>(f)),
+                 tuple = std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)]() mutable {
+      std::apply([&fn](auto&... a) { std::invoke(std::move(fn), std::move(a)...); }, tuple);
+    };
+    id_ = ex_->spawn(ex_->free_core(), "thread", sim::unique_function(std::move(call)));
+  }
+  thread(thread&& o) noexcept : ex_(o.ex_), id_(o.id_) { o.id_ = sim::no_fiber; }
+  thread& operator=(thread&& o) noexcept {
+    if (joinable()) ex_->misuse("a joinable thread (" + label() + ") was assigned over (the standard library terminates there)");
+    ex_ = o.ex_;
+    id_ = o.id_;
+    o.id_ = sim::no_fiber;
+    return *this;
+  }
+  thread(const thread&) = delete;
+  thread& operator=(const thread&) = delete;
+  ~thread() {
+    // std::thread terminates here; a test run fails instead (unless it failed
+    // already and this is its unwinding).
+    if (joinable()) ex_->misuse("thread " + label() + " destroyed while joinable (neither joined nor detached)");
+  }
+
+  [[nodiscard]] bool joinable() const noexcept { return id_ != sim::no_fiber; }
+  [[nodiscard]] id get_id() const noexcept { return id(id_); }
+  void join(detail::site where = detail::site()) {
+    sim::executor& ex = detail::running("thread::join", where);
+    detail::at(ex, "thread.join", where);
+    if (!joinable()) {
+      ex.misuse("join at " + sim::site(where) + " by " + ex.current_label() +
+                " of a thread that is not joinable (joined already, detached, or never started)");
+      return;
+    }
+    if (id_ == ex.current().id) {
+      ex.misuse("thread " + label() + " joins itself at " + sim::site(where) + " (std: resource_deadlock_would_occur)");
+      return;
+    }
+    ex.schedule_point();
+    const sim::fiber_id target = id_;
+    id_ = sim::no_fiber;  // joined from here on, even if this join is cancelled
+    ex.join(target);
+  }
+  void detach(detail::site where = detail::site()) {
+    sim::executor& ex = detail::running("thread::detach", where);
+    if (!joinable()) {
+      ex.misuse("detach at " + sim::site(where) + " by " + ex.current_label() + " of a thread that is not joinable");
+      return;
+    }
+    id_ = sim::no_fiber;
+  }
+  void swap(thread& o) noexcept {
+    std::swap(ex_, o.ex_);
+    std::swap(id_, o.id_);
+  }
+  /// The simulated machine's cores so far (each running thread has its own).
+  [[nodiscard]] static unsigned hardware_concurrency() noexcept {
+    sim::executor* ex = sim::executor::running();
+    return ex != nullptr ? ex->cores() : 1;
+  }
+
+ private:
+  [[nodiscard]] std::string label() const {
+    return "#" + std::to_string(id_) + " 'thread'";
+  }
+
+  sim::executor* ex_ = nullptr;
+  sim::fiber_id id_ = sim::no_fiber;
+};
+
+inline void swap(thread& a, thread& b) noexcept { a.swap(b); }
+
+inline thread::id current_id() {
+  sim::executor* ex = sim::executor::running();
+  return thread::id(ex != nullptr && ex->in_fiber() ? ex->current().id : sim::no_fiber);
+}
+
+}  // namespace lockstep::sim_std

@@ -1,0 +1,29 @@
+// The work queue, written against std's names, tested under lockstep by
+// switching its namespace alias to lockstep::sim_std: its threads preempt,
+// its condition variables may wake spuriously, and with EXAMPLE_PLANTED_BUG=1
+// the wait outside a loop must be found with a replayable seed.
+#include <lockstep/sim/std.hpp>
+#include <lockstep/testing/boost_test.hpp>
+
+#define EXAMPLE_CC lockstep::sim_std
+#include "work_queue.hpp"
+
+namespace cc = lockstep::sim_std;
+
+// Two producers, two consumers, a queue of one: every item arrives once.
+LOCKSTEP_TEST_CASE(work_queue_two_producers_two_consumers, .runs = 500) {
+  example::work_queue<int> q(1);
+  cc::atomic<int> sum{0};
+  auto produce = [&](int first) {
+    for (int i = first; i < first + 2; ++i) q.push(i);
+  };
+  auto consume = [&] {
+    for (int i = 0; i < 2; ++i) sum += q.pop();
+  };
+  cc::thread p1(produce, 1), p2(produce, 10), c1(consume), c2(consume);
+  p1.join();
+  p2.join();
+  c1.join();
+  c2.join();
+  LOCKSTEP_ASSERT(sum.load() == 1 + 2 + 10 + 11);
+}
