@@ -1,11 +1,13 @@
 // The work queue, written against std's names, tested under lockstep by
 // switching its namespace alias to lockstep::sim_std: its threads preempt,
 // its condition variables may wake spuriously, and with EXAMPLE_PLANTED_BUG=1
-// the wait outside a loop must be found with a replayable seed.
+// the queue's notify_one-instead-of-notify_all and the configuration's broken
+// double-checked lock must each be found with a replayable seed.
 #include <lockstep/sim/std.hpp>
 #include <lockstep/testing/boost_test.hpp>
 
 #define EXAMPLE_CC lockstep::sim_std
+#include "lazy_config.hpp"
 #include "work_queue.hpp"
 
 namespace cc = lockstep::sim_std;
@@ -26,4 +28,14 @@ LOCKSTEP_TEST_CASE(work_queue_two_producers_two_consumers, .runs = 500) {
   c1.join();
   c2.join();
   LOCKSTEP_ASSERT(sum.load() == 1 + 2 + 10 + 11);
+}
+
+// Three threads ask for the port at once: every one reads the built value.
+LOCKSTEP_TEST_CASE(lazy_config_three_readers) {
+  example::lazy_config config;
+  auto reader = [&] { LOCKSTEP_ASSERT(config.port() == 8080); };
+  cc::thread a(reader), b(reader), c(reader);
+  a.join();
+  b.join();
+  c.join();
 }

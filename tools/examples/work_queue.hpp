@@ -1,14 +1,15 @@
 // A bounded work queue written against the standard library's names through
 // the alias `cc`: production code builds it with `cc` = std; its tests build
 // it with `cc` = lockstep::sim_std (test_work_queue.cpp), unchanged.
-// With EXAMPLE_PLANTED_BUG=1, pop() checks its condition once instead of in a
-// loop, which a spurious wake-up (or a stolen item) turns into a pop from an
-// empty queue.
+// Producers and consumers wait on one condition variable for different
+// conditions (room, an item), so every change must wake them all. With
+// EXAMPLE_PLANTED_BUG=1 it wakes one (notify_one instead of notify_all): a
+// consumer's pop can wake another consumer instead of the producer waiting
+// for room, and everyone ends up waiting (a lost wake-up, seen as a deadlock).
 #pragma once
 
 #include <cstddef>
 #include <deque>
-#include <stdexcept>
 
 #ifndef EXAMPLE_CC
 #include <condition_variable>
@@ -27,29 +28,32 @@ class work_queue {
 
   void push(T item) {
     cc::unique_lock<cc::mutex> lock(m_);
-    not_full_.wait(lock, [&] { return items_.size() < capacity_; });
+    changed_.wait(lock, [&] { return items_.size() < capacity_; });
     items_.push_back(std::move(item));
-    not_empty_.notify_one();
+    wake();
   }
 
   T pop() {
     cc::unique_lock<cc::mutex> lock(m_);
-#if EXAMPLE_PLANTED_BUG
-    if (items_.empty()) not_empty_.wait(lock);
-#else
-    not_empty_.wait(lock, [&] { return !items_.empty(); });
-#endif
-    if (items_.empty()) throw std::logic_error("work_queue: pop from an empty queue");
+    changed_.wait(lock, [&] { return !items_.empty(); });
     T item = std::move(items_.front());
     items_.pop_front();
-    not_full_.notify_one();
+    wake();
     return item;
   }
 
  private:
+  void wake() {
+#if EXAMPLE_PLANTED_BUG
+    changed_.notify_one();
+#else
+    changed_.notify_all();
+#endif
+  }
+
   std::size_t capacity_;
   cc::mutex m_;
-  cc::condition_variable not_full_, not_empty_;
+  cc::condition_variable changed_;  // room or an item: producers and consumers both wait here
   std::deque<T> items_;  // guarded by m_
 };
 

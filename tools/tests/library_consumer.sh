@@ -43,7 +43,7 @@ if [[ -x example_gtest ]]; then
 fi
 
 for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flight relacy_three_windows \
-         work_queue_two_producers_two_consumers; do
+         work_queue_two_producers_two_consumers lazy_config_three_readers; do
   if ./example_tests_planted --color_output=no --run_test="$t" > "planted-$t.log" 2>&1; then
     cat "planted-$t.log"
     fail "$t: the planted bug was not found"
@@ -61,6 +61,12 @@ for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flig
   [[ $rc != 0 ]] || fail "$t: the replayed failure passed the test"
   echo "$t: found, replayed with: $cmd (trace hash $hash)"
 done
+
+# Each planted bug is found as what it is.
+grep -q "failed: seed=.*: deadlock: .*waits on condition_variable.wait" planted-work_queue_two_producers_two_consumers.log ||
+  { cat planted-work_queue_two_producers_two_consumers.log; fail "the queue's lost wake-up was not reported as a deadlock"; }
+grep -q "failed: seed=.*: oracle: .*config.port() == 8080" planted-lazy_config_three_readers.log ||
+  { cat planted-lazy_config_three_readers.log; fail "the broken double-checked lock was not reported at its assertion"; }
 
 # Bad input is one line naming it, and exit 2.
 LOCKSTEP_SEEDS=ten ./example_tests > bad.log 2>&1
