@@ -262,6 +262,7 @@ class executor {
   [[nodiscard]] bool in_fiber() const { return current_ != nullptr; }
   [[nodiscard]] trace& tracer() { return trace_; }
   [[nodiscard]] std::uint64_t steps() const { return step_; }
+  [[nodiscard]] const run_config& config() const { return config_; }
   /// Fibers ended by a lockstep::task_panic so far (each ended only itself).
   [[nodiscard]] std::uint64_t contained_task_panics() const { return contained_task_panics_; }
 

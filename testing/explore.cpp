@@ -106,6 +106,11 @@ void apply_environment(test_options& o) {
     if (!n) bad_env("LOCKSTEP_TIME_BUDGET", *v, "whole seconds (0: no budget)");
     o.time_budget_s = static_cast<double>(*n);
   }
+  if (const auto v = env("LOCKSTEP_HANG_LIMIT")) {
+    const auto n = to_u64(*v);
+    if (!n || *n > 86'400) bad_env("LOCKSTEP_HANG_LIMIT", *v, "whole seconds from 0 (off) to 86400");
+    o.hang_limit_s = static_cast<std::uint32_t>(*n);
+  }
   for (auto [name, bound] : {std::pair{"LOCKSTEP_PREEMPTION_BOUND", &o.preemption_bound},
                              std::pair{"LOCKSTEP_DELAY_BOUND", &o.delay_bound}}) {
     const auto v = env(name);

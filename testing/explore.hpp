@@ -37,18 +37,23 @@ struct test_options {
   std::uint64_t stop_after = 1;     ///< failures before stopping; 0: run every seed
   std::uint64_t max_steps = 1'000'000;              ///< per run: more is a step_budget failure
   std::int64_t max_time_ns = 3600LL * 1'000'000'000;  ///< per run: virtual time budget
-  std::string record_dir;           ///< where records go; empty: LOCKSTEP_RECORD_DIR or ./lockstep-failures
+  std::string record_dir{};         ///< where records go; empty: LOCKSTEP_RECORD_DIR or ./lockstep-failures
   /// "dfs" among the strategies: every schedule of first_seed within these
   /// bounds, depth first (sim/dfs.hpp), searched once before the seeds of the
   /// others; nullopt is unbounded. The default bounds preemptions at 2.
   std::optional<std::uint32_t> preemption_bound = 2;
-  std::optional<std::uint32_t> delay_bound;
+  std::optional<std::uint32_t> delay_bound{};
   std::uint64_t max_schedules = 1'000'000;  ///< dfs: its budget (0: none); past it "not verified"
   /// dfs: dynamic partial-order reduction (sim/dfs.hpp): interleavings that
   /// only reorder steps on different lockstep objects run once. Searches
   /// without bounds: set preemption_bound (and delay_bound) to std::nullopt.
   /// Sound when the fibers share state only through lockstep's types.
   bool dpor = false;
+  /// Wall-clock seconds a fiber may run without reaching a lockstep
+  /// operation before the test binary reports it (fiber, last operation and
+  /// line, seed, rerun command) and exits 3: a real blocking call in code
+  /// under test would otherwise hang it silently (testing/watchdog.hpp). 0: off.
+  std::uint32_t hang_limit_s = 10;
 };
 
 /// Overrides `o` from the environment, so CI can soak without recompiling:
@@ -56,7 +61,7 @@ struct test_options {
 ///   LOCKSTEP_STRATEGIES=random,pct, LOCKSTEP_PCT_DEPTH=D, LOCKSTEP_TIME_BUDGET=S
 ///   (seconds), LOCKSTEP_STOP_AFTER=N, LOCKSTEP_MAX_STEPS=N, LOCKSTEP_RECORD_DIR=DIR,
 ///   LOCKSTEP_PREEMPTION_BOUND=N|none, LOCKSTEP_DELAY_BOUND=N|none, LOCKSTEP_MAX_SCHEDULES=N,
-///   LOCKSTEP_DPOR=0|1.
+///   LOCKSTEP_DPOR=0|1, LOCKSTEP_HANG_LIMIT=S (seconds; 0: off).
 /// Throws bad_input naming the variable and what was expected.
 void apply_environment(test_options& o);
 

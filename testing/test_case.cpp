@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "watchdog.hpp"
+
 namespace lockstep::testing {
 
 namespace {
@@ -67,6 +69,7 @@ case_outcome run_test_case(const std::string& test, test_options o, const test_b
                            const std::string& rerun) {
   try {
     apply_environment(o);
+    const hang_watchdog watchdog(test, rerun, o.hang_limit_s);
     const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
     if (replay_path != nullptr && *replay_path != '\0') return replay_case(test, replay_path, body);
     return explore_case(test, o, body, rerun);

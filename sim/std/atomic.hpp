@@ -37,10 +37,10 @@ class atomic_base {
   atomic_base& operator=(const atomic_base&) = delete;
 
   [[nodiscard]] bool is_lock_free() const noexcept { return true; }
-  T load(memory_order = memory_order_seq_cst) const { return touch(), value_; }
+  T load(memory_order = memory_order_seq_cst, site where = site()) const { return touch("atomic.load", where), value_; }
   operator T() const { return load(); }  // NOLINT(google-explicit-constructor): as std::atomic
-  void store(T v, memory_order = memory_order_seq_cst) {
-    touch();
+  void store(T v, memory_order = memory_order_seq_cst, site where = site()) {
+    touch("atomic.store", where);
     value_ = v;
     ex_->wake_all(waiters_);
   }
@@ -48,21 +48,21 @@ class atomic_base {
     store(v);
     return v;
   }
-  T exchange(T v, memory_order = memory_order_seq_cst) {
-    touch();
+  T exchange(T v, memory_order = memory_order_seq_cst, site where = site()) {
+    touch("atomic.exchange", where);
     T old = value_;
     value_ = v;
     ex_->wake_all(waiters_);
     return old;
   }
   bool compare_exchange_strong(T& expected, T desired, memory_order = memory_order_seq_cst,
-                               memory_order = memory_order_seq_cst) {
-    touch();
+                               memory_order = memory_order_seq_cst, site where = site()) {
+    touch("atomic.compare_exchange_strong", where);
     return swap_if(expected, desired);
   }
   bool compare_exchange_weak(T& expected, T desired, memory_order = memory_order_seq_cst,
-                             memory_order = memory_order_seq_cst) {
-    touch();
+                             memory_order = memory_order_seq_cst, site where = site()) {
+    touch("atomic.compare_exchange_weak", where);
     if (ex_->choose(2, "weak_cas_fails") == 1) {  // a spurious failure: nothing stored
       expected = value_;
       return false;
@@ -71,8 +71,8 @@ class atomic_base {
   }
   /// Blocks while the value equals `old` (C++20 atomic waiting): returns
   /// only once a store changed it, as std's does.
-  void wait(T old, memory_order = memory_order_seq_cst) const {
-    touch();
+  void wait(T old, memory_order = memory_order_seq_cst, site where = site()) const {
+    touch("atomic.wait", where);
     while (value_ == old) {
       ex_->block("atomic.wait", key_, &waiters_, std::nullopt, true);
       ex_->access(key_);
@@ -80,12 +80,13 @@ class atomic_base {
   }
   // Stores wake every waiter themselves (a waiter re-checks the value), so a
   // notify is only a scheduling point; it never loses a wake-up a store made.
-  void notify_one() { touch(); }
-  void notify_all() { touch(); }
+  void notify_one(site where = site()) { touch("atomic.notify_one", where); }
+  void notify_all(site where = site()) { touch("atomic.notify_all", where); }
 
  protected:
   explicit atomic_base(T v) : ex_(&running("atomic", site())), key_(ex_->next_atomic_key()), value_(v) {}
-  void touch() const {
+  void touch(const char* op, const site& where) const {
+    at(*ex_, op, where);
     ex_->schedule_point();
     ex_->access(key_);
   }
@@ -99,8 +100,8 @@ class atomic_base {
     return false;
   }
   template <class F>
-  T read_modify_write(F f) {
-    touch();
+  T read_modify_write(const char* op, const site& where, F f) {
+    touch(op, where);
     T old = value_;
     value_ = f(old);
     ex_->wake_all(waiters_);
@@ -128,24 +129,24 @@ class atomic : public detail::atomic_base<T> {
   using base::operator=;
 
   template <class U = T, class = std::enable_if_t<std::is_integral_v<U> || std::is_floating_point_v<U>>>
-  T fetch_add(U d, memory_order = memory_order_seq_cst) {
-    return this->read_modify_write([d](T v) { return static_cast<T>(v + d); });
+  T fetch_add(U d, memory_order = memory_order_seq_cst, detail::site where = detail::site()) {
+    return this->read_modify_write("atomic.fetch_add", where, [d](T v) { return static_cast<T>(v + d); });
   }
   template <class U = T, class = std::enable_if_t<std::is_integral_v<U> || std::is_floating_point_v<U>>>
-  T fetch_sub(U d, memory_order = memory_order_seq_cst) {
-    return this->read_modify_write([d](T v) { return static_cast<T>(v - d); });
+  T fetch_sub(U d, memory_order = memory_order_seq_cst, detail::site where = detail::site()) {
+    return this->read_modify_write("atomic.fetch_sub", where, [d](T v) { return static_cast<T>(v - d); });
   }
   template <class U = T, class = std::enable_if_t<std::is_integral_v<U>>>
-  T fetch_and(U d, memory_order = memory_order_seq_cst) {
-    return this->read_modify_write([d](T v) { return static_cast<T>(v & d); });
+  T fetch_and(U d, memory_order = memory_order_seq_cst, detail::site where = detail::site()) {
+    return this->read_modify_write("atomic.fetch_and", where, [d](T v) { return static_cast<T>(v & d); });
   }
   template <class U = T, class = std::enable_if_t<std::is_integral_v<U>>>
-  T fetch_or(U d, memory_order = memory_order_seq_cst) {
-    return this->read_modify_write([d](T v) { return static_cast<T>(v | d); });
+  T fetch_or(U d, memory_order = memory_order_seq_cst, detail::site where = detail::site()) {
+    return this->read_modify_write("atomic.fetch_or", where, [d](T v) { return static_cast<T>(v | d); });
   }
   template <class U = T, class = std::enable_if_t<std::is_integral_v<U>>>
-  T fetch_xor(U d, memory_order = memory_order_seq_cst) {
-    return this->read_modify_write([d](T v) { return static_cast<T>(v ^ d); });
+  T fetch_xor(U d, memory_order = memory_order_seq_cst, detail::site where = detail::site()) {
+    return this->read_modify_write("atomic.fetch_xor", where, [d](T v) { return static_cast<T>(v ^ d); });
   }
   template <class U = T, class = std::enable_if_t<std::is_integral_v<U>>>
   T operator++() { return static_cast<T>(fetch_add(1) + 1); }
@@ -175,11 +176,11 @@ class atomic<T*> : public detail::atomic_base<T*> {
   atomic() : base(nullptr) {}
   atomic(T* v) : base(v) {}  // NOLINT(google-explicit-constructor): as std::atomic
   using base::operator=;
-  T* fetch_add(std::ptrdiff_t d, memory_order = memory_order_seq_cst) {
-    return this->read_modify_write([d](T* v) { return v + d; });
+  T* fetch_add(std::ptrdiff_t d, memory_order = memory_order_seq_cst, detail::site where = detail::site()) {
+    return this->read_modify_write("atomic.fetch_add", where, [d](T* v) { return v + d; });
   }
-  T* fetch_sub(std::ptrdiff_t d, memory_order = memory_order_seq_cst) {
-    return this->read_modify_write([d](T* v) { return v - d; });
+  T* fetch_sub(std::ptrdiff_t d, memory_order = memory_order_seq_cst, detail::site where = detail::site()) {
+    return this->read_modify_write("atomic.fetch_sub", where, [d](T* v) { return v - d; });
   }
   T* operator++() { return fetch_add(1) + 1; }
   T* operator++(int) { return fetch_add(1); }

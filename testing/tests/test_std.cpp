@@ -56,6 +56,9 @@ lt::explore_result explore(const std::string& name, const std::function<void()>&
   o.runs = runs;
   o.strategies = std::move(strategies);
   o.record_dir = temp_dir(name);
+  // dfs: a budget this test can afford (its trees at preemption bound 2 run to millions).
+  o.preemption_bound = 1;
+  o.max_schedules = 3000;
   return lt::explore(name, o, [&program](sim::runtime&) { program(); });
 }
 
