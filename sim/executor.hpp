@@ -127,6 +127,9 @@ struct failure {
   failure_kind kind;
   std::string message;
   std::uint64_t step = 0;  ///< the step it happened at (teardown steps come after it)
+  /// The program's line that failed, when an oracle said (LOCKSTEP_ASSERT
+  /// does): test frameworks report the failure there. Not recorded in files.
+  code_site site{nullptr, 0};
 };
 
 struct run_config {
@@ -167,10 +170,11 @@ using lockstep::run_aborted;
 /// the run with failure_kind::oracle, naming the oracle. A run_aborted, so
 /// engine code that contains panics lets it through.
 struct oracle_failed : run_aborted {
-  oracle_failed(std::string name, std::string what)
-      : run_aborted{name + ": " + what}, oracle(std::move(name)), message(std::move(what)) {}
+  oracle_failed(std::string name, std::string what, code_site at = code_site{nullptr, 0})
+      : run_aborted{name + ": " + what}, oracle(std::move(name)), message(std::move(what)), where(at) {}
   std::string oracle;
   std::string message;
+  code_site where;  ///< the program's line, when known
 };
 
 /// An oracle that is a liveness property (the system did not settle within
@@ -421,7 +425,7 @@ class executor {
   void update_busy(core_slot& c, bool was_busy);
   bool advance_time();
   void finish(fiber& f);
-  void fail(failure_kind kind, std::string message);
+  void fail(failure_kind kind, std::string message, code_site where = code_site{nullptr, 0});
   void teardown();
   void enter_teardown();
   void teardown_loop();

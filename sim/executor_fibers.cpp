@@ -182,10 +182,10 @@ void executor::fiber_main(executor* ex, fiber* f) {
     throw;  // Boost's own teardown must reach its entry frame
   } catch (const liveness_failed& o) {
     ex->fail(failure_kind::liveness, "liveness oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
-                                         " '" + f->name + "': " + o.message);
+                                         " '" + f->name + "': " + o.message, o.where);
   } catch (const oracle_failed& o) {
     ex->fail(failure_kind::oracle, "oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
-                                       " '" + f->name + "': " + o.message);
+                                       " '" + f->name + "': " + o.message, o.where);
   } catch (const lockstep::task_panic&) {
     // Ends only this fiber, as a panic ends only its task under tokio.
     ++ex->contained_task_panics_;

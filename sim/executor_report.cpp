@@ -7,9 +7,9 @@
 
 namespace lockstep::sim {
 
-void executor::fail(failure_kind kind, std::string message) {
+void executor::fail(failure_kind kind, std::string message, code_site at) {
   if (failed_) return;  // the first failure is the one worth reporting
-  failed_ = failure{kind, std::move(message) + " [" + where() + "]", step_};
+  failed_ = failure{kind, std::move(message) + " [" + where() + "]", step_, at};
   stop_ = true;
   if (trace_.on()) trace_.begin("fail").field("t", now_).field("kind", to_string(kind)).end();
 }

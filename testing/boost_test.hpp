@@ -32,6 +32,15 @@ inline std::string rerun_command() {
 inline void run(const test_options& options, const test_body& body) {
   const std::string name = boost::unit_test::framework::current_test_case().full_name();
   const case_outcome out = run_test_case(name, options, body, rerun_command());
+  if (!out.passed && out.where.file != nullptr) {
+    // At the failing LOCKSTEP_ASSERT's line, not this one: what BOOST_CHECK_MESSAGE does, with
+    // the assertion's file and line.
+    ::boost::test_tools::tt_detail::report_assertion(
+        ::boost::test_tools::assertion_result(false), BOOST_TEST_LAZY_MSG(out.report),
+        ::boost::unit_test::const_string(out.where.file), static_cast<std::size_t>(out.where.line),
+        ::boost::test_tools::tt_detail::CHECK, ::boost::test_tools::tt_detail::CHECK_MSG, 0);
+    return;
+  }
   // A check either way, so Boost.Test does not warn that the case checked nothing.
   BOOST_CHECK_MESSAGE(out.passed, out.report);
   if (out.passed) BOOST_TEST_MESSAGE(out.report);

@@ -71,7 +71,8 @@ sim::run_result hashed_rerun(const sim::run_config& c, const sim::run_result& fi
 
 void assertion_failed(const char* file, int line, const char* condition, const std::string& message) {
   const std::string where = std::filesystem::path(file).filename().string() + ":" + std::to_string(line);
-  throw sim::oracle_failed("LOCKSTEP_ASSERT", where + ": " + condition + (message.empty() ? "" : ": " + message));
+  throw sim::oracle_failed("LOCKSTEP_ASSERT", where + ": " + condition + (message.empty() ? "" : ": " + message),
+                          sim::code_site(file, static_cast<std::uint32_t>(line)));
 }
 
 void apply_environment(test_options& o) {

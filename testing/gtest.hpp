@@ -27,6 +27,8 @@ inline void run(const test_options& options, const test_body& body) {
   const case_outcome out = run_test_case(name, options, body, rerun);
   if (out.passed) {
     std::fputs(out.report.c_str(), stdout);
+  } else if (out.where.file != nullptr) {
+    ADD_FAILURE_AT(out.where.file, static_cast<int>(out.where.line)) << out.report;  // at the LOCKSTEP_ASSERT
   } else {
     ADD_FAILURE() << out.report;
   }

@@ -23,6 +23,7 @@ case_outcome replay_case(const std::string& test, const std::string& path, const
   out.report = "lockstep: " + test + ": replaying " + path + ": " + std::to_string(rec.result.decisions.size()) +
                " decisions recorded with strategy " + rec.config.strategy + "\n  " + r.summary + "\n";
   if (r.run.failed) {
+    out.where = r.run.failed->site;
     out.report += "  failure: " + std::string(sim::to_string(r.run.failed->kind)) + ": " + r.run.failed->message + "\n";
   }
   if (traced) {
@@ -43,6 +44,9 @@ case_outcome explore_case(const std::string& test, const test_options& o, const 
   const explore_result r = explore(test, o, body);
   case_outcome out;
   out.passed = r.failures.empty();
+  if (!r.failures.empty() && r.failures.front().record.result.failed) {
+    out.where = r.failures.front().record.result.failed->site;
+  }
   for (const found_failure& f : r.failures) {
     out.report += "lockstep: " + test + " failed: " + describe(f.record) + "\n  record: " + f.record_path +
                   "\n  replay: LOCKSTEP_REPLAY=" + shell_quoted(f.record_path) + " " + rerun + "\n";

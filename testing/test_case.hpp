@@ -13,6 +13,9 @@ namespace lockstep::testing {
 struct case_outcome {
   bool passed = true;
   std::string report;  ///< lines to print, each ending in '\n' (empty when there is nothing to say)
+  /// Where the (first) failure's assertion is, when it was a LOCKSTEP_ASSERT:
+  /// the framework reports the failure at that line rather than its own.
+  sim::code_site where{nullptr, 0};
 };
 
 /// Runs test `test`: options from `o` and the environment (apply_environment);

@@ -67,6 +67,10 @@ grep -q "failed: seed=.*: deadlock: .*waits on condition_variable.wait" planted-
   { cat planted-work_queue_two_producers_two_consumers.log; fail "the queue's lost wake-up was not reported as a deadlock"; }
 grep -q "failed: seed=.*: oracle: .*config.port() == 8080" planted-lazy_config_three_readers.log ||
   { cat planted-lazy_config_three_readers.log; fail "the broken double-checked lock was not reported at its assertion"; }
+# ... and Boost.Test reports a LOCKSTEP_ASSERT at the assertion's own line, not inside lockstep's glue.
+line=$(grep -n "LOCKSTEP_ASSERT(config.port() == 8080)" "$src/tools/examples/test_work_queue.cpp" | cut -d: -f1)
+grep -q "test_work_queue.cpp($line): error: in \"lazy_config_three_readers\"" planted-lazy_config_three_readers.log ||
+  { cat planted-lazy_config_three_readers.log; fail "the failure is not reported at test_work_queue.cpp($line)"; }
 
 # Bad input is one line naming it, and exit 2.
 LOCKSTEP_SEEDS=ten ./example_tests > bad.log 2>&1
