@@ -39,3 +39,20 @@ LOCKSTEP_TEST_CASE(lazy_config_three_readers) {
   b.join();
   c.join();
 }
+
+// Two threads each do x.store(x.load() + 1): with EXAMPLE_PLANTED_BUG=1 a lost
+// update (a thread is preempted between its load and its store), else under a mutex.
+LOCKSTEP_TEST_CASE(std_lost_update) {
+  cc::atomic<int> x{0};
+  cc::mutex m;
+  auto bump = [&] {
+#if !EXAMPLE_PLANTED_BUG
+    cc::lock_guard<cc::mutex> g(m);
+#endif
+    x.store(x.load() + 1);
+  };
+  cc::thread t0(bump), t1(bump);
+  t0.join();
+  t1.join();
+  LOCKSTEP_ASSERT(x.load() == 2);
+}
