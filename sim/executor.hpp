@@ -460,6 +460,7 @@ class executor {
   // cores_, not in core_slot: 32 bytes index with a shift, 40 took one more
   // instruction on every step.
   std::vector<std::uint32_t> residents_;
+  std::vector<core_slot> spare_cores_;  // added by free_core in earlier runs, for reuse
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
   std::vector<std::unique_ptr<fiber>> spare_fibers_;  // finished records, reset, for the next spawns
   std::size_t live_ = 0;

@@ -137,7 +137,14 @@ std::uint32_t executor::free_core() {
       return static_cast<std::uint32_t>(i);
     }
   }
-  cores_.emplace_back();
+  if (spare_cores_.empty()) {
+    cores_.emplace_back();
+  } else {
+    cores_.push_back(std::move(spare_cores_.back()));
+    spare_cores_.pop_back();
+    cores_.back().active = nullptr;
+    cores_.back().ready.clear();
+  }
   residents_.push_back(0);
   return static_cast<std::uint32_t>(cores_.size() - 1);
 }

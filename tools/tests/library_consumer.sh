@@ -43,7 +43,8 @@ if [[ -x example_gtest ]]; then
 fi
 
 for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flight relacy_three_windows \
-         work_queue_two_producers_two_consumers lazy_config_three_readers std_lost_update; do
+         work_queue_two_producers_two_consumers lazy_config_three_readers std_lost_update \
+         relacy_std_lost_update relacy_std_single_flight relacy_std_three_windows; do
   if ./example_tests_planted --color_output=no --run_test="$t" > "planted-$t.log" 2>&1; then
     cat "planted-$t.log"
     fail "$t: the planted bug was not found"
