@@ -66,6 +66,10 @@ struct dfs_bounds {
   bool dpor = false;
 };
 
+/// How verdicts name the bounds: "preemption bound 2, delay bound none", or
+/// "no bounds, partial-order reduction".
+std::string describe(const dfs_bounds& b);
+
 /// The search's state between runs: the path of the run under way, each
 /// decision with the candidates in the order they are tried. A run follows
 /// the path's choices, then extends it with default choices; advance() moves

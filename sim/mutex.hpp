@@ -1,9 +1,11 @@
 // A simulated mutex: FIFO hand-off, so a waiter is never overtaken and lock
-// order is a pure function of the schedule. lock() suspends but is not an
+// order is a pure function of the schedule. An unlock by a fiber that does
+// not hold it fails the run (executor::misuse), naming both fibers. lock() suspends but is not an
 // await point (it mirrors std::sync::Mutex, which destructors may take).
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 #include "executor.hpp"
 
@@ -40,6 +42,10 @@ class mutex {
   void unlock() {
     ex_.schedule_point();
     ex_.access(id_);
+    if (owner_ != ex_.current().id) [[unlikely]] {
+      misused();
+      return;
+    }
     if (waiters_.empty()) {
       owner_ = no_fiber;
       return;
@@ -52,6 +58,16 @@ class mutex {
   [[nodiscard]] bool locked() const { return owner_ != no_fiber; }
 
  private:
+  // An unlock by a fiber that does not hold the mutex fails the run (the
+  // state is left as it was); out of line, off the unlock's path.
+  [[gnu::noinline]] void misused() {
+    const fiber* holder = owner_ == no_fiber ? nullptr : ex_.find(owner_);
+    ex_.misuse("mutex.unlock by " + ex_.current_label() + " of mutex (object " + std::to_string(id_) + "), which " +
+               (owner_ == no_fiber ? std::string("is not locked")
+                                   : "#" + std::to_string(owner_) + (holder ? " '" + holder->name + "'" : std::string()) +
+                                         " holds"));
+  }
+
   executor& ex_;
   std::uint64_t id_;
   fiber_id owner_ = no_fiber;

@@ -74,6 +74,12 @@ class dfs_strategy final : public strategy {
 
 }  // namespace
 
+std::string describe(const dfs_bounds& b) {
+  if (b.dpor) return "no bounds, partial-order reduction";
+  const auto text = [](const std::optional<std::uint32_t>& n) { return n ? std::to_string(*n) : std::string("none"); };
+  return "preemption bound " + text(b.preemptions) + ", delay bound " + text(b.delays);
+}
+
 bool dfs_tree::node::fits(std::uint32_t i, const dfs_bounds& b) const {
   const std::uint32_t preemptions = preemptions_before + (i >= preempting_from ? 1U : 0U);
   if (b.preemptions && preemptions > *b.preemptions) return false;

@@ -205,9 +205,7 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     dfs_verdict v;
     v.schedules = found.schedules;
     v.fair_tail_runs = found.fair_tail_runs;
-    const auto text = [](const std::optional<std::uint32_t>& b) { return b ? std::to_string(*b) : "none"; };
-    v.bounds = o.dpor ? std::string("no bounds, partial-order reduction")
-                      : "preemption bound " + text(bounds.preemptions) + ", delay bound " + text(bounds.delays);
+    v.bounds = sim::describe(bounds);
     out.runs += found.schedules;
     if (found.failure) {
       v.failed = true;

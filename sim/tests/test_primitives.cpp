@@ -156,6 +156,31 @@ BOOST_AUTO_TEST_CASE(locking_twice_from_one_fiber_throws_logic_error) {
   BOOST_TEST(threw);
 }
 
+BOOST_AUTO_TEST_CASE(unlocking_a_mutex_one_does_not_own_fails_the_run_naming_both_fibers) {
+  for (const bool held : {true, false}) {
+    bool went_on = false;
+    auto r = run(config(1), [&](runtime& rt) {
+      mutex m(rt);
+      if (held) m.lock();
+      auto t = rt.spawn("intruder", [&] {
+        m.unlock();
+        went_on = true;  // the run stopped at the unlock: teardown runs the fiber on from there
+      });
+      t.join();
+      if (held) m.unlock();
+    });
+    BOOST_TEST_CONTEXT(held) {
+      BOOST_REQUIRE(r.failed.has_value());
+      BOOST_TEST(r.failed->kind == failure_kind::abort);
+      BOOST_TEST(r.failed->message.find("misuse: mutex.unlock by #1 'intruder' of mutex (object 1), which ") == 0,
+                 r.failed->message);
+      BOOST_TEST(r.failed->message.find(held ? "which #0 'main' holds" : "which is not locked") != std::string::npos,
+                 r.failed->message);
+      BOOST_TEST(went_on);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // --- atomic ------------------------------------------------------------------

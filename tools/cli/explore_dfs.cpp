@@ -18,15 +18,6 @@
 #include "tools/exit_codes.hpp"
 
 namespace lockstep::cli {
-namespace {
-
-std::string bound_text(const std::optional<std::uint32_t>& b) { return b ? std::to_string(*b) : "none"; }
-
-std::string bounds_text(const sim::dfs_bounds& b) {
-  return "preemption bound " + bound_text(b.preemptions) + ", delay bound " + bound_text(b.delays);
-}
-
-}  // namespace
 
 int explore_dfs(const run_options& options, const explore_options& e, const std::vector<std::string>& files) {
   if (!e.dfs_from_text.empty() && files.size() > 1) {
@@ -53,7 +44,7 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
     }
     const prepared& p = f.p;
     std::cout << "exploring scenario=" << p.name << " strategy=dfs cores=" << f.o.cores << " seed=" << f.o.first_seed
-              << " " << bounds_text(bounds) << std::endl;
+              << " " << sim::describe(bounds) << std::endl;
     const auto file_started = std::chrono::steady_clock::now();
     const sim::run_config base = config_of(f.o, f.o.first_seed, sim::trace_mode::hash);
     if (!e.dfs_from.empty()) std::cout << "resuming at " << e.dfs_from_text << "\n";
@@ -70,7 +61,7 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
         should_stop, e.dfs_from);
     progress.clear();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - file_started).count();
-    const std::string counted = std::to_string(out.schedules) + " schedules, " + bounds_text(bounds) +
+    const std::string counted = std::to_string(out.schedules) + " schedules, " + sim::describe(bounds) +
                                 ", seed " + std::to_string(f.o.first_seed);
     std::string tail = " (deepest " + std::to_string(out.deepest) + " decisions";
     if (out.fair_tail_runs > 0) {
