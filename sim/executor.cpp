@@ -33,6 +33,7 @@ std::string_view to_string(failure_kind kind) {
     case failure_kind::oracle: return "oracle";
     case failure_kind::resource_exhausted: return "resource_exhausted";
     case failure_kind::liveness: return "liveness";
+    case failure_kind::data_race: return "data_race";
   }
   return "unknown";
 }
@@ -125,6 +126,7 @@ void executor::reset(const run_config& config) {
   // which wrote them: no need to clear them.
   main_ = no_fiber;
   failed_.reset();
+  clocks_ = nullptr;  // the storage is cleared when a run starts detecting races
   tearing_down_ = false;
   destroying_ = false;
   teardown_top_ = 0;
@@ -316,6 +318,11 @@ void executor::throw_cancelled(fiber& f) {
 
 void executor::finish(fiber& f) {
   access(fiber_key(f.id));  // its joiners wake: their steps follow this one
+  if (clocks_ != nullptr) {
+    clocks_->release_merge(f.id, fiber_key(f.id));  // what a join acquires
+    if (ended_.size() <= f.id) ended_.resize(static_cast<std::size_t>(f.id) + 1);
+    ended_[f.id] = ended_fiber{f.name, f.history, f.op_count};
+  }
   release_core(f);
   --residents_[f.core];
   f.state = fiber_state::finished;
@@ -371,6 +378,22 @@ bool executor::pick_by_strategy(std::size_t count, std::size_t& index) {
 // Teardown's steps are not the run's: what they touch is not reported.
 void executor::report_access(std::uint64_t key) {
   if (!tearing_down_) access_sink_->on_access(key);
+}
+
+void executor::order_access(std::uint64_t key) {
+  // The clock and the program's randomness order nothing in C++ (a sleep
+  // is no synchronisation), and an enable key is not an object.
+  if (current_ == nullptr || tearing_down_ || (key & (clock_key | random_key | enable_key_bit)) != 0) return;
+  clocks_->acquire_release(current_->id, key);
+}
+
+happens_before& executor::start_race_detection() {
+  if (clocks_ == nullptr) {
+    clock_storage_.clear();
+    ended_.clear();
+    clocks_ = &clock_storage_;
+  }
+  return *clocks_;
 }
 
 // Inlined into choose_next() and loop(), as take() is into it: the calls and

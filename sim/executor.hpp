@@ -60,6 +60,7 @@
 #include "../engine/probes.hpp"
 #include "../engine/runtime.hpp"
 #include "code_site.hpp"
+#include "happens_before.hpp"
 #include "prng.hpp"
 #include "sanitizer.hpp"
 #include "stack_pool.hpp"
@@ -116,9 +117,10 @@ enum class failure_kind : std::uint8_t {
   oracle,              ///< a property the program checks (an oracle) did not hold
   resource_exhausted,  ///< spawn could not get a stack or memory: a limit, named in the message
   liveness,            ///< the program's liveness oracle: no quiescence within its budget
+  data_race,           ///< two accesses to a lockstep::var, one a write, that nothing orders
 };
 /// How many kinds there are (for code that lists them all); keep it the last one + 1.
-inline constexpr int failure_kind_count = static_cast<int>(failure_kind::liveness) + 1;
+inline constexpr int failure_kind_count = static_cast<int>(failure_kind::data_race) + 1;
 
 std::string_view to_string(failure_kind kind);
 std::ostream& operator<<(std::ostream& os, failure_kind kind);
@@ -219,6 +221,15 @@ struct alignas(64) fiber {
   // edit that moves a line must not change a trace). Set by sim_std.
   code_site op_site{nullptr, 0};     ///< its last sim_std operation
   const char* op_name = nullptr;      ///< that operation ("mutex.lock")
+  /// Its last sim_std operations, for race and deadlock reports (Relacy's
+  /// history): a ring, op_count of them made so far.
+  struct operation {
+    const char* name = nullptr;
+    code_site where{nullptr, 0};
+  };
+  static constexpr std::uint32_t history_length = 8;
+  std::array<operation, history_length> history{};
+  std::uint32_t op_count = 0;
   boost::context::stack_context stack{};
   // Waiting.
   wait_queue* queue = nullptr;
@@ -264,6 +275,8 @@ class executor {
   [[nodiscard]] std::uint32_t cores() const { return static_cast<std::uint32_t>(cores_.size()); }
   [[nodiscard]] fiber& current() { return *current_; }
   [[nodiscard]] bool in_fiber() const { return current_ != nullptr; }
+  /// The run has stopped and its fibers are being unwound.
+  [[nodiscard]] bool tearing_down() const { return tearing_down_; }
   [[nodiscard]] trace& tracer() { return trace_; }
   [[nodiscard]] std::uint64_t steps() const { return step_; }
   [[nodiscard]] const run_config& config() const { return config_; }
@@ -287,6 +300,15 @@ class executor {
   /// here, at a scheduling point, so the rest of the run is teardown. Never
   /// throws: destructors call it.
   void misuse(std::string message);
+  /// Fails the run with `kind` and stops the calling fiber here, as misuse
+  /// does (a data race). Never throws.
+  void fail_here(failure_kind kind, std::string message);
+  /// A fiber's last operations, oldest first, one per line ("\n    mutex.lock
+  /// at queue.hpp:31"), for reports: a live fiber's, or one that ended while
+  /// the race detector was on (which keeps them); empty when unknown.
+  [[nodiscard]] std::string history_of(fiber_id id) const;
+  /// "#3 'worker'", for a live fiber or one the race detector saw end.
+  [[nodiscard]] std::string label_of(fiber_id id) const;
   /// A choice that is not which fiber runs (a spurious wake-up, a weak
   /// compare-exchange failing): index in [0, count) drawn by the strategy and
   /// recorded in the decision list like a fiber's, so replay follows it.
@@ -314,10 +336,13 @@ class executor {
                     std::optional<std::int64_t> deadline, bool cancellable, bool cancel_throws = true);
   /// Throws fiber_cancelled if the current fiber should leave at an await point.
   void check_cancel();
-  void wake(fiber& f, wake_reason reason);
+  /// `orders`: the woken fiber goes on after everything the waker did, for
+  /// the race detector (the runtime API's primitives, whose wake-ups are
+  /// their synchronisation); sim_std's say exactly what orders what instead.
+  void wake(fiber& f, wake_reason reason, bool orders = true);
   /// Wakes the first fiber of `q`, if any; true when one was woken.
-  bool wake_one(wait_queue& q);
-  void wake_all(wait_queue& q);
+  bool wake_one(wait_queue& q, bool orders = true);
+  void wake_all(wait_queue& q, bool orders = true);
   /// Requests cancellation of `id` (no-op if it has finished).
   void cancel(fiber_id id);
   [[nodiscard]] bool finished(fiber_id id) const;
@@ -331,9 +356,21 @@ class executor {
   std::uint64_t next_atomic_key() { return atomic_key_bit | ++atomics_; }
   /// The running fiber's step touches `key` (an object id, an atomic key,
   /// fiber_key(id) or clock_key): reported to a strategy that wants_accesses().
+  /// For the race detector it is also an acquire and a release on `key`
+  /// (the runtime API's primitives do not say which they are): see touch().
   void access(std::uint64_t key) {
     if (access_sink_ != nullptr) [[unlikely]] report_access(key);
+    if (clocks_ != nullptr) [[unlikely]] order_access(key);
   }
+  /// access() for a primitive that tells the race detector itself what
+  /// orders what (sim_std's, through clocks()).
+  void touch(std::uint64_t key) {
+    if (access_sink_ != nullptr) [[unlikely]] report_access(key);
+  }
+  /// The race detector's clocks; null until a program checks plain memory
+  /// (start_race_detection), and then for the rest of the run.
+  [[nodiscard]] happens_before* clocks() { return clocks_; }
+  happens_before& start_race_detection();
   static constexpr std::uint64_t fiber_key(fiber_id id) { return fiber_key_bit | id; }
   static constexpr std::uint64_t fiber_key_bit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t atomic_key_bit = std::uint64_t{1} << 62;
@@ -449,6 +486,17 @@ class executor {
   bool explores_choices_ = true;     // strategy_->explores_choices(), read once per run
   std::uint64_t atomics_ = 0;
   void report_access(std::uint64_t key);
+  void order_access(std::uint64_t key);
+  happens_before* clocks_ = nullptr;  // &clock_storage_ while the run detects races
+  happens_before clock_storage_;
+  // What reports say of fibers that ended while the race detector was on
+  // (a race names the earlier access's fiber, often ended by then).
+  struct ended_fiber {
+    std::string name;
+    std::array<fiber::operation, fiber::history_length> history{};
+    std::uint32_t op_count = 0;
+  };
+  std::vector<ended_fiber> ended_;  // by id
   prng values_{0};
   bool values_seeded_ = false;
   bool reusable_ = false;

@@ -9,13 +9,19 @@ namespace lockstep::sim {
 
 void executor::fail(failure_kind kind, std::string message, code_site at) {
   if (failed_) return;  // the first failure is the one worth reporting
-  failed_ = failure{kind, std::move(message) + " [" + where() + "]", step_, at};
+  // Where it happened goes at the end of the first line: a report's further
+  // lines (each fiber's last operations) follow it.
+  const std::size_t eol = message.find('\n');
+  message.insert(eol == std::string::npos ? message.size() : eol, " [" + where() + "]");
+  failed_ = failure{kind, std::move(message), step_, at};
   stop_ = true;
   if (trace_.on()) trace_.begin("fail").field("t", now_).field("kind", to_string(kind)).end();
 }
 
-void executor::misuse(std::string message) {
-  fail(failure_kind::abort, "misuse: " + std::move(message));
+void executor::misuse(std::string message) { fail_here(failure_kind::abort, "misuse: " + std::move(message)); }
+
+void executor::fail_here(failure_kind kind, std::string message) {
+  fail(kind, std::move(message));
   if (current_ == nullptr || destroying_) return;
   // A scheduling point that always switches: the run has stopped, so the
   // scheduler (or teardown) takes over and runs this fiber on only to unwind.
@@ -56,7 +62,37 @@ std::string executor::describe_blocked() const {
     if (owned->op_name != nullptr) s += " at " + site(owned->op_site);
     s += ";";
   }
+  // What each did last, after the one-line summary above.
+  for (const auto& owned : fibers_) {
+    if (!owned || owned->state != fiber_state::blocked || owned->op_count == 0) continue;
+    s += "\n  #" + std::to_string(owned->id) + " '" + owned->name + "' last did:" + history_of(owned->id);
+  }
   return s;
+}
+
+namespace {
+std::string listed(const std::array<fiber::operation, fiber::history_length>& history, std::uint32_t count) {
+  std::string s;
+  const std::uint32_t n = count < fiber::history_length ? count : fiber::history_length;
+  for (std::uint32_t i = count - n; i != count; ++i) {
+    const fiber::operation& op = history[i % fiber::history_length];
+    s += "\n    " + std::string(op.name) + " at " + site(op.where);
+  }
+  return s;
+}
+}  // namespace
+
+std::string executor::history_of(fiber_id id) const {
+  if (const fiber* f = find(id)) return listed(f->history, f->op_count);
+  if (id < ended_.size()) return listed(ended_[id].history, ended_[id].op_count);
+  return "";
+}
+
+std::string executor::label_of(fiber_id id) const {
+  const fiber* f = find(id);
+  if (f != nullptr) return "#" + std::to_string(id) + " '" + f->name + "'";
+  if (id < ended_.size() && !ended_[id].name.empty()) return "#" + std::to_string(id) + " '" + ended_[id].name + "' (ended)";
+  return "#" + std::to_string(id) + " (ended)";
 }
 
 void executor::check_invariants() const {

@@ -77,10 +77,12 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   switch_away(f);
   const wake_reason r = f.reason;
   // The step that resumes it depends on what woke it: the object (its
-  // waker touched it), the clock, or a cancellation of this fiber.
-  if (object != 0) access(object);
-  if (r == wake_reason::timed_out) access(clock_key);
-  if (r == wake_reason::cancelled) access(fiber_key(f.id));
+  // waker touched it), the clock, or a cancellation of this fiber. Touched,
+  // not accessed: what a wake-up orders for the race detector is the waker's
+  // to say (wake's `orders`), so that sim_std's waits stay exact.
+  if (object != 0) touch(object);
+  if (r == wake_reason::timed_out) touch(clock_key);
+  if (r == wake_reason::cancelled) touch(fiber_key(f.id));
   // An await point leaves by unwinding as soon as cancellation is asked for.
   // A non-cancellable wait (mutex::lock) never throws, not even in teardown:
   // destructors take mutexes on ordinary scope exits, where a throw would
@@ -89,12 +91,15 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
   return r;
 }
 
-void executor::wake(fiber& f, wake_reason reason) {
+void executor::wake(fiber& f, wake_reason reason, bool orders) {
   if (f.state != fiber_state::blocked) return;
+  if (clocks_ != nullptr && orders && reason == wake_reason::notified && current_ != nullptr && !tearing_down_) {
+    clocks_->transfer(current_->id, f.id);
+  }
   // Whoever wakes it touched what it waits on, and its next step follows
   // this one. (A timer is nobody's step: the clock orders those.)
   if (reason != wake_reason::timed_out) {
-    if (f.waiting_object != 0) access(f.waiting_object);
+    if (f.waiting_object != 0) touch(f.waiting_object);
     access(enable_key(f.id));
   }
   if (f.queue != nullptr) f.queue->unlink(f);
@@ -104,14 +109,14 @@ void executor::wake(fiber& f, wake_reason reason) {
   make_ready(f);
 }
 
-bool executor::wake_one(wait_queue& q) {
+bool executor::wake_one(wait_queue& q, bool orders) {
   if (q.empty()) return false;
-  wake(*q.front(), wake_reason::notified);
+  wake(*q.front(), wake_reason::notified, orders);
   return true;
 }
 
-void executor::wake_all(wait_queue& q) {
-  while (!q.empty()) wake(*q.front(), wake_reason::notified);
+void executor::wake_all(wait_queue& q, bool orders) {
+  while (!q.empty()) wake(*q.front(), wake_reason::notified, orders);
 }
 
 void executor::cancel(fiber_id id) {

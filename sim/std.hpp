@@ -9,7 +9,8 @@
 // LOCKSTEP_TEST_CASE, or a thread it starts): objects are created inside it.
 // Threads are preempted at every operation of these types (each on a
 // simulated core of its own); code they do not touch (a plain int, a real
-// std::atomic, a real std::mutex) is invisible to lockstep. See
+// std::atomic, a real std::mutex) is invisible to lockstep: plain shared
+// memory is checked for data races only through lockstep::var<T>. See
 // docs/library.md, "Code written against std::".
 #pragma once
 
@@ -21,3 +22,4 @@
 #include "std/shared_mutex.hpp"
 #include "std/this_thread.hpp"
 #include "std/thread.hpp"
+#include "std/var.hpp"

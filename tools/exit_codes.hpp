@@ -42,6 +42,7 @@ constexpr int exit_code_of(sim::failure_kind kind) {
     case sim::failure_kind::abort:
     case sim::failure_kind::oracle:
     case sim::failure_kind::resource_exhausted:
+    case sim::failure_kind::data_race:
       return exit_failed;
   }
   return exit_failed;

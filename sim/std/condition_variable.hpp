@@ -35,14 +35,14 @@ class condition_core {
   void notify_one(site where) {
     at(*ex_, "condition_variable.notify_one", where);
     ex_->schedule_point();
-    ex_->access(id_);
-    ex_->wake_one(waiters_);
+    ex_->touch(id_);
+    ex_->wake_one(waiters_, false);
   }
   void notify_all(site where) {
     at(*ex_, "condition_variable.notify_all", where);
     ex_->schedule_point();
-    ex_->access(id_);
-    ex_->wake_all(waiters_);
+    ex_->touch(id_);
+    ex_->wake_all(waiters_, false);
   }
 
  protected:
@@ -56,7 +56,7 @@ class condition_core {
     sim::executor& ex = *ex_;
     at(ex, "condition_variable.wait", where);
     ex.schedule_point();
-    ex.access(id_);
+    ex.touch(id_);
     struct relock {
       Lock& lock;
       ~relock() { lock.lock(); }

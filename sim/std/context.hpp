@@ -29,6 +29,8 @@ inline void at(sim::executor& ex, const char* op, const site& where) {
   sim::fiber& f = ex.current();
   f.op_name = op;
   f.op_site = where;
+  f.history[f.op_count % sim::fiber::history_length] = sim::fiber::operation{op, where};
+  ++f.op_count;
 }
 
 /// "mutex created at file.cpp:12": how reports name an object.

@@ -69,7 +69,7 @@ class mutex_core {
     sim::executor& ex = *ex_;
     at(ex, op, where);
     ex.schedule_point();
-    ex.access(id_);
+    ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
     if (owner_ == me) {
       if (recursive_) {
@@ -95,6 +95,7 @@ class mutex_core {
     }
     owner_ = me;
     depth_ = 1;
+    if (sim::happens_before* hb = ex.clocks()) hb->acquire(me, id_);  // after the last unlock
     return true;
   }
 
@@ -102,15 +103,16 @@ class mutex_core {
     sim::executor& ex = *ex_;
     at(ex, op, where);
     ex.schedule_point();
-    ex.access(id_);
+    ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
     if (owner_ == me && recursive_) {
       ++depth_;
       return true;
     }
-    if (owner_ != sim::no_fiber) return false;
+    if (owner_ != sim::no_fiber) return false;  // a failed try_lock orders nothing
     owner_ = me;
     depth_ = 1;
+    if (sim::happens_before* hb = ex.clocks()) hb->acquire(me, id_);
     return true;
   }
 
@@ -118,7 +120,7 @@ class mutex_core {
     sim::executor& ex = *ex_;
     at(ex, "mutex.unlock", where);
     ex.schedule_point();
-    ex.access(id_);
+    ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
     if (owner_ != me && !stolen_) {
       ex.misuse("unlock at " + sim::site(where) + " by " + ex.current_label() + " of " + object_name(type_, created_) +
@@ -126,8 +128,9 @@ class mutex_core {
       return;
     }
     if (owner_ == me && --depth_ > 0) return;
+    if (sim::happens_before* hb = ex.clocks()) hb->release(me, id_);  // what the next lock acquires
     owner_ = sim::no_fiber;
-    ex.wake_one(waiters_);  // it competes for the mutex with whoever runs first
+    ex.wake_one(waiters_, false);  // it competes for the mutex with whoever runs first
   }
 
   sim::executor* ex_;
@@ -206,23 +209,28 @@ void call_once(once_flag& flag, F&& f, Args&&... args) {
   sim::executor& ex = detail::running("call_once", detail::site());
   if (flag.id_ == 0) flag.id_ = ex.next_object_id();
   ex.schedule_point();
-  ex.access(flag.id_);
+  ex.touch(flag.id_);
   while (flag.state_ == once_flag::state::running) {
     ex.block("call_once", flag.id_, &flag.waiters_, std::nullopt, true);
   }
-  if (flag.state_ == once_flag::state::done) return;
+  if (flag.state_ == once_flag::state::done) {
+    // The call that completed happens before every call that returns here.
+    if (sim::happens_before* hb = ex.clocks()) hb->acquire(ex.current().id, flag.id_);
+    return;
+  }
   flag.state_ = once_flag::state::running;
   try {
     std::invoke(std::forward<F>(f), std::forward<Args>(args)...);
   } catch (...) {
     flag.state_ = once_flag::state::idle;
-    ex.wake_one(flag.waiters_);  // an exceptional call: the next caller tries
+    ex.wake_one(flag.waiters_, false);  // an exceptional call: the next caller tries
     throw;
   }
   ex.schedule_point();
-  ex.access(flag.id_);
+  ex.touch(flag.id_);
   flag.state_ = once_flag::state::done;
-  ex.wake_all(flag.waiters_);
+  if (sim::happens_before* hb = ex.clocks()) hb->release(ex.current().id, flag.id_);
+  ex.wake_all(flag.waiters_, false);
 }
 
 }  // namespace lockstep::sim_std

@@ -30,10 +30,18 @@ class counted {
   void enter(const char* op, const site& where) {
     at(*ex_, op, where);
     ex_->schedule_point();
-    ex_->access(id_);
+    ex_->touch(id_);
   }
   sim::wake_reason wait(const char* op, std::optional<std::int64_t> deadline = std::nullopt) {
     return ex_->block(op, id_, &waiters_, deadline, true);
+  }
+  // For the race detector: a release, count_down or arrival publishes what
+  // the thread did; the acquire, wait or phase it lets through receives it.
+  void publish() {
+    if (sim::happens_before* hb = ex_->clocks()) hb->release_merge(ex_->current().id, id_);
+  }
+  void receive() {
+    if (sim::happens_before* hb = ex_->clocks()) hb->acquire(ex_->current().id, id_);
   }
   sim::executor* ex_;
   std::uint64_t id_;
@@ -57,19 +65,22 @@ class counting_semaphore : detail::counted {
                   " would take the count " + std::to_string(count_) + " outside [0, max()] (std: undefined)");
       return;
     }
+    publish();
     count_ += update;
-    for (std::ptrdiff_t i = 0; i < update && ex_->wake_one(waiters_); ++i) {
+    for (std::ptrdiff_t i = 0; i < update && ex_->wake_one(waiters_, false); ++i) {
     }
   }
   void acquire(detail::site where = detail::site()) {
     enter("semaphore.acquire", where);
     while (count_ == 0) wait("semaphore.acquire");
     --count_;
+    receive();
   }
   bool try_acquire(detail::site where = detail::site()) {
     enter("semaphore.try_acquire", where);
     if (count_ == 0) return false;
     --count_;
+    receive();
     return true;
   }
   template <class Rep, class Period>
@@ -90,6 +101,7 @@ class counting_semaphore : detail::counted {
       wait("semaphore.acquire", deadline);
     }
     --count_;
+    receive();
     return true;
   }
 };
@@ -108,16 +120,20 @@ class latch : detail::counted {
                   std::to_string(count_) + " (std: undefined)");
       return;
     }
+    publish();
     count_ -= n;
-    if (count_ == 0) ex_->wake_all(waiters_);
+    if (count_ == 0) ex_->wake_all(waiters_, false);
   }
   [[nodiscard]] bool try_wait(detail::site where = detail::site()) {
     enter("latch.try_wait", where);
-    return count_ == 0;
+    if (count_ != 0) return false;
+    receive();
+    return true;
   }
   void wait(detail::site where = detail::site()) {
     enter("latch.wait", where);
     while (count_ != 0) counted::wait("latch.wait");
+    receive();
   }
   void arrive_and_wait(std::ptrdiff_t n = 1, detail::site where = detail::site()) {
     count_down(n, where);
@@ -149,6 +165,7 @@ class barrier : detail::counted {
                   std::to_string(count_) + " arrivals left in the phase (std: undefined)");
       return t;
     }
+    publish();
     count_ -= n;
     if (count_ == 0) complete();
     return t;
@@ -156,10 +173,12 @@ class barrier : detail::counted {
   void wait(arrival_token&& t, detail::site where = detail::site()) {
     enter("barrier.wait", where);
     while (phase_ == t.phase_) counted::wait("barrier.wait");
+    receive();
   }
   void arrive_and_wait(detail::site where = detail::site()) { wait(arrive(1, where), where); }
   void arrive_and_drop(detail::site where = detail::site()) {
     enter("barrier.arrive_and_drop", where);
+    publish();
     --expected_;
     if (--count_ == 0) complete();
   }
@@ -173,14 +192,16 @@ class barrier : detail::counted {
     }
   }
   void complete() {
+    receive();  // the completion runs after every arrival of the phase
     if constexpr (std::is_pointer_v<CompletionFunction>) {
       if (completion_ != nullptr) completion_();
     } else {
       completion_();
     }
+    publish();  // and before every thread the phase lets go
     ++phase_;
     count_ = expected_;
-    ex_->wake_all(waiters_);
+    ex_->wake_all(waiters_, false);
   }
   std::ptrdiff_t expected_;
   CompletionFunction completion_;

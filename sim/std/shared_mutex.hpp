@@ -40,19 +40,22 @@ class shared_mutex_of {
     enter("shared_mutex.try_lock", where);
     if (writer_ != sim::no_fiber || !readers_.empty()) return false;
     writer_ = me();
+    acquired(true);
     return true;
   }
   void unlock(site where = site()) {
     enter("shared_mutex.unlock", where);
     if (writer_ != me() && !stolen_) return refuse("unlock", where, "does not hold it exclusively");
+    if (sim::happens_before* hb = ex_->clocks()) hb->release(me(), id_);  // for readers and writers
     writer_ = sim::no_fiber;
-    ex_->wake_all(waiters_);
+    ex_->wake_all(waiters_, false);
   }
   void lock_shared(site where = site()) { shared("shared_mutex.lock_shared", where, std::nullopt); }
   bool try_lock_shared(site where = site()) {
     enter("shared_mutex.try_lock_shared", where);
     if (writer_ != sim::no_fiber) return false;
     ++readers_[me()];
+    acquired(false);
     return true;
   }
   void unlock_shared(site where = site()) {
@@ -62,8 +65,11 @@ class shared_mutex_of {
       if (!stolen_) refuse("unlock_shared", where, "does not hold it shared");
       return;
     }
+    // A reader's section happens before the next writer's, not before
+    // other readers': readers publish under a key of their own.
+    if (sim::happens_before* hb = ex_->clocks()) hb->release_merge(me(), readers_key());
     if (--it->second == 0) readers_.erase(it);
-    if (readers_.empty()) ex_->wake_all(waiters_);
+    if (readers_.empty()) ex_->wake_all(waiters_, false);
   }
   template <class Rep, class Period, bool T = Timed, class = std::enable_if_t<T>>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& d, site where = site()) {
@@ -88,7 +94,7 @@ class shared_mutex_of {
   void enter(const char* op, const site& where) {
     at(*ex_, op, where);
     ex_->schedule_point();
-    ex_->access(id_);
+    ex_->touch(id_);
   }
   void refuse(const char* op, const site& where, const char* why) {
     ex_->misuse(std::string(op) + " at " + sim::site(where) + " by " + ex_->current_label() + " of " +
@@ -109,6 +115,7 @@ class shared_mutex_of {
       ex_->block(op, id_, &waiters_, deadline, true, false);
     }
     writer_ = me();
+    acquired(true);
     return true;
   }
   bool shared(const char* op, const site& where, std::optional<std::int64_t> deadline) {
@@ -126,7 +133,17 @@ class shared_mutex_of {
       ex_->block(op, id_, &waiters_, deadline, true, false);
     }
     ++readers_[me()];
+    acquired(false);
     return true;
+  }
+  /// The race detector's key for what readers publish (id_ is the writers').
+  [[nodiscard]] std::uint64_t readers_key() const { return id_ | (std::uint64_t{1} << 58); }
+  /// Ordered after the last writer, and a writer after the readers too.
+  void acquired(bool exclusive) {
+    sim::happens_before* hb = ex_->clocks();
+    if (hb == nullptr) return;
+    hb->acquire(me(), id_);
+    if (exclusive) hb->acquire(me(), readers_key());
   }
 
   sim::executor* ex_;

@@ -56,3 +56,22 @@ LOCKSTEP_TEST_CASE(std_lost_update) {
   t1.join();
   LOCKSTEP_ASSERT(x.load() == 2);
 }
+
+// The same lost update on a plain int, shared through lockstep::var (which is
+// how lockstep sees plain memory): with EXAMPLE_PLANTED_BUG=1 the unguarded
+// `hits += 1` of two threads is reported as a data race, naming both lines,
+// on the first seed; else a mutex orders the two updates.
+LOCKSTEP_TEST_CASE(std_plain_int_lost_update) {
+  lockstep::var<int> hits{0, "hits"};
+  cc::mutex m;
+  auto bump = [&] {
+#if !EXAMPLE_PLANTED_BUG
+    cc::lock_guard<cc::mutex> g(m);
+#endif
+    hits += 1;
+  };
+  cc::thread t0(bump), t1(bump);
+  t0.join();
+  t1.join();
+  LOCKSTEP_ASSERT(hits.load() == 2);
+}

@@ -43,7 +43,7 @@ if [[ -x example_gtest ]]; then
 fi
 
 for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flight relacy_three_windows \
-         work_queue_two_producers_two_consumers lazy_config_three_readers std_lost_update \
+         work_queue_two_producers_two_consumers lazy_config_three_readers std_lost_update std_plain_int_lost_update \
          relacy_std_lost_update relacy_std_single_flight relacy_std_three_windows; do
   if ./example_tests_planted --color_output=no --run_test="$t" > "planted-$t.log" 2>&1; then
     cat "planted-$t.log"
@@ -68,6 +68,9 @@ grep -q "failed: seed=.*: deadlock: .*waits on condition_variable.wait" planted-
   { cat planted-work_queue_two_producers_two_consumers.log; fail "the queue's lost wake-up was not reported as a deadlock"; }
 grep -q "failed: seed=.*: oracle: .*config.port() == 8080" planted-lazy_config_three_readers.log ||
   { cat planted-lazy_config_three_readers.log; fail "the broken double-checked lock was not reported at its assertion"; }
+grep -Eq "failed: seed=.*: data_race: data race on var 'hits' created at .*test_work_queue.cpp:[0-9]+: (read|write) by #[0-9] 'thread'" \
+  planted-std_plain_int_lost_update.log ||
+  { cat planted-std_plain_int_lost_update.log; fail "the unguarded plain-int update was not reported as a data race"; }
 # ... and Boost.Test reports a LOCKSTEP_ASSERT at the assertion's own line, not inside lockstep's glue.
 line=$(grep -n "LOCKSTEP_ASSERT(config.port() == 8080)" "$src/tools/examples/test_work_queue.cpp" | cut -d: -f1)
 grep -q "test_work_queue.cpp($line): error: in \"lazy_config_three_readers\"" planted-lazy_config_three_readers.log ||
