@@ -219,17 +219,23 @@ struct alignas(64) fiber {
   std::string name;
   // Where the program's own code stands, for reports only (never traced: an
   // edit that moves a line must not change a trace). Set by sim_std.
-  code_site op_site{nullptr, 0};     ///< its last sim_std operation
-  const char* op_name = nullptr;      ///< that operation ("mutex.lock")
   /// Its last sim_std operations, for race and deadlock reports (Relacy's
   /// history): a ring, op_count of them made so far.
   struct operation {
-    const char* name = nullptr;
+    const char* name = nullptr;  ///< "mutex.lock"
     code_site where{nullptr, 0};
   };
   static constexpr std::uint32_t history_length = 8;
   std::array<operation, history_length> history{};
   std::uint32_t op_count = 0;
+  /// Its last sim_std operation; null before its first.
+  [[nodiscard]] const operation* last_operation() const {
+    return op_count == 0 ? nullptr : &history[(op_count - 1) % history_length];
+  }
+  void record_operation(const char* op, code_site where) {
+    history[op_count % history_length] = operation{op, where};
+    ++op_count;
+  }
   boost::context::stack_context stack{};
   // Waiting.
   wait_queue* queue = nullptr;

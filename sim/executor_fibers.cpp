@@ -117,7 +117,6 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
   }
 
   f->op_count = 0;
-  f->op_name = nullptr;
   strategy_->on_spawn(f->id);
   access(enable_key(f->id));
   if (clocks_ != nullptr) clocks_->spawned(current_ != nullptr ? current_->id : f->id, f->id);  // the child's first step follows this one

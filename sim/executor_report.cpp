@@ -59,7 +59,7 @@ std::string executor::describe_blocked() const {
     } else {
       s += std::string(owned->waiting_on) + " (object " + std::to_string(owned->waiting_object) + ")";
     }
-    if (owned->op_name != nullptr) s += " at " + site(owned->op_site);
+    if (const fiber::operation* op = owned->last_operation()) s += " at " + site(op->where);
     s += ";";
   }
   // What each did last, after the one-line summary above.

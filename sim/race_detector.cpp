@@ -11,11 +11,7 @@ shadow_cell::shadow_cell(executor& ex, code_site created, std::string name)
 }
 
 void shadow_cell::enter(const char* op, code_site where) {
-  fiber& f = ex_->current();
-  f.op_name = op;
-  f.op_site = where;
-  f.history[f.op_count % fiber::history_length] = fiber::operation{op, where};
-  ++f.op_count;
+  ex_->current().record_operation(op, where);
   ex_->schedule_point();
   ex_->touch(id_);
 }

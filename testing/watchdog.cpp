@@ -82,9 +82,10 @@ void on_tick(int) {
        "(a std::mutex, a sleep, I/O) or a loop that reaches no lockstep operation?";
   if (ex->in_fiber()) {
     const sim::fiber& f = const_cast<sim::executor*>(ex)->current();
-    if (f.op_name != nullptr && f.op_site.file != nullptr) {
-      m << " Its last lockstep operation: " << f.op_name << " at " << f.op_site.file << ":"
-        << static_cast<std::uint64_t>(f.op_site.line) << ".";
+    const sim::fiber::operation* op = f.last_operation();
+    if (op != nullptr && op->where.file != nullptr) {
+      m << " Its last lockstep operation: " << op->name << " at " << op->where.file << ":"
+        << static_cast<std::uint64_t>(op->where.line) << ".";
     } else {
       m << " It has made no sim_std operation yet.";
     }

@@ -26,11 +26,7 @@ inline sim::executor& running(const char* what, const site& where) {
 
 /// Records the program's operation on the running fiber, for reports.
 inline void at(sim::executor& ex, const char* op, const site& where) {
-  sim::fiber& f = ex.current();
-  f.op_name = op;
-  f.op_site = where;
-  f.history[f.op_count % sim::fiber::history_length] = sim::fiber::operation{op, where};
-  ++f.op_count;
+  ex.current().record_operation(op, where);
 }
 
 /// "mutex created at file.cpp:12": how reports name an object.
