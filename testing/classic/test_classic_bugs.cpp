@@ -1,0 +1,66 @@
+// Goal: with the library's default options (LOCKSTEP_TEST_CASE's: random and
+// pct alternated, one configured core, threads preempting at every
+// operation) every classic bug of classic/programs.hpp is found, as what it
+// is, and every correct variant holds. results/classic_bugs.md has the
+// executions each bug takes per strategy and the fixes run 1,000,000 times
+// (classic_bugs_report); here the fixes run 2,000 times each.
+#define BOOST_TEST_MODULE classic_bugs
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "testing/classic/programs.hpp"
+
+namespace lt = lockstep::testing;
+namespace sim = lockstep::sim;
+using lockstep::classic::classic_programs;
+
+namespace {
+
+lt::explore_result explore(const lockstep::classic::classic_program& p, bool buggy, std::uint64_t runs) {
+  lt::test_options o;  // the defaults, but for the number of seeds
+  o.runs = runs;
+  o.hang_limit_s = 0;
+  o.record_dir = (std::filesystem::temp_directory_path() /
+                  ("lockstep-classic-" + std::string(p.name) + "-" + std::to_string(::getpid())))
+                     .string();
+  std::filesystem::remove_all(o.record_dir);
+  return lt::explore(p.name, o, [&p, buggy](sim::runtime&) { p.run(buggy); });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(there_are_at_least_fifteen) { BOOST_TEST(classic_programs().size() >= 15U); }
+
+BOOST_AUTO_TEST_CASE(every_bug_is_found_within_100000_executions) {
+  for (const auto& p : classic_programs()) {
+    BOOST_TEST_CONTEXT(p.name) {
+      const lt::explore_result r = explore(p, true, 50'000);  // per strategy: 100,000 in all
+      BOOST_TEST_REQUIRE(r.failures.size() == 1U);
+      const auto& f = *r.failures.front().record.result.failed;
+      BOOST_TEST_MESSAGE(p.name << ": " << sim::to_string(f.kind) << " after " << r.runs << " runs: "
+                                << f.message.substr(0, f.message.find('\n')));
+      // Found as what it is: a deadlock as a deadlock, a race as a race.
+      const std::string kind(p.kind);
+      if (kind.find("deadlock") != std::string::npos) {
+        BOOST_TEST(f.kind == sim::failure_kind::deadlock);
+      } else if (kind.find("data race") != std::string::npos) {
+        BOOST_TEST(f.kind == sim::failure_kind::data_race);
+      } else {
+        BOOST_TEST(f.kind == sim::failure_kind::oracle);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_fix_holds) {
+  for (const auto& p : classic_programs()) {
+    BOOST_TEST_CONTEXT(p.name) {
+      const lt::explore_result r = explore(p, false, 1000);
+      BOOST_TEST(r.failures.empty(), (r.failures.empty() ? "" : lt::describe(r.failures.front().record)));
+      BOOST_TEST(r.runs == 2000U);
+    }
+  }
+}
