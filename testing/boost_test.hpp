@@ -15,16 +15,22 @@
 #pragma once
 
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "test_case.hpp"
 
 namespace lockstep::testing::boost_test {
 
-/// The command that runs only the current test case from this binary.
+/// The command that runs only the current test case from this binary, from
+/// any directory: the binary by its absolute path (/proc/self/exe; argv[0]
+/// when that cannot be read), as the record's path is absolute.
 inline std::string rerun_command() {
   const auto& suite = boost::unit_test::framework::master_test_suite();
-  const std::string binary = suite.argc > 0 ? suite.argv[0] : "./tests";
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string binary = !ec ? self.string() : suite.argc > 0 ? suite.argv[0] : "./tests";
   return shell_quoted(binary) + " " +
          shell_quoted("--run_test=" + boost::unit_test::framework::current_test_case().full_name());
 }

@@ -5,6 +5,7 @@
 // double-checked lock must each be found with a replayable seed.
 #include <lockstep/sim/std.hpp>
 #include <lockstep/testing/boost_test.hpp>
+#include <mutex>
 
 #define EXAMPLE_CC lockstep::sim_std
 #include "lazy_config.hpp"
@@ -74,4 +75,28 @@ LOCKSTEP_TEST_CASE(std_plain_int_lost_update) {
   t0.join();
   t1.join();
   LOCKSTEP_ASSERT(hits.load() == 2);
+}
+
+// A real std::mutex left in code under test (EXAMPLE_PLANTED_BUG=1): lockstep
+// cannot see it, so when one simulated thread holds it across a lockstep
+// operation and another takes it, the one OS thread that runs the simulation
+// blocks. The watchdog reports it after .hang_limit_s seconds (the fiber, its
+// last lockstep operation and line, the seed, a rerun command) and exits 3:
+// never a silent hang. Fixed: the simulated mutex.
+LOCKSTEP_TEST_CASE(std_mutex_misuse, .runs = 100, .hang_limit_s = 1) {
+#if EXAMPLE_PLANTED_BUG
+  std::mutex m;
+#else
+  cc::mutex m;
+#endif
+  cc::atomic<int> served{0};
+  auto serve = [&] {
+    if (served.load() == 2) return;  // never: a lockstep operation before taking m
+    std::lock_guard<decltype(m)> g(m);
+    served.fetch_add(1);  // a lockstep operation while holding m
+  };
+  cc::thread a(serve), b(serve);
+  a.join();
+  b.join();
+  LOCKSTEP_ASSERT(served.load() == 2);
 }

@@ -55,8 +55,8 @@ for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flig
   [[ -n $cmd && -f $record ]] || { cat "planted-$t.log"; fail "$t: no replay command or record"; }
   hash=$(sed -n 's/.*"trace_hash": "\([0-9a-f]*\)".*/\1/p' "$record")
   [[ ${#hash} == 16 ]] || fail "$t: no trace hash in $record"
-  # As printed: the command line is run by a shell, from where the test ran.
-  sh -c "$cmd --color_output=no" > "replay-$t.log" 2>&1
+  # As printed: the command line is run by a shell, from another directory.
+  (cd "$work" && sh -c "$cmd --color_output=no") > "replay-$t.log" 2>&1
   rc=$?
   grep -q "reproduced: the same trace hash $hash " "replay-$t.log" || { cat "replay-$t.log"; fail "$t: '$cmd' did not reproduce trace hash $hash"; }
   [[ $rc != 0 ]] || fail "$t: the replayed failure passed the test"
@@ -75,6 +75,23 @@ grep -Eq "failed: seed=.*: data_race: data race on var 'hits' created at .*test_
 line=$(grep -n "LOCKSTEP_ASSERT(config.port() == 8080)" "$src/tools/examples/test_work_queue.cpp" | cut -d: -f1)
 grep -q "test_work_queue.cpp($line): error: in \"lazy_config_three_readers\"" planted-lazy_config_three_readers.log ||
   { cat planted-lazy_config_three_readers.log; fail "the failure is not reported at test_work_queue.cpp($line)"; }
+
+# A real std::mutex left in the code under test is reported by the watchdog
+# (exit 3, the fiber, its last lockstep operation and line), not hung; its
+# rerun command, from another directory, hangs the same way on the same seed.
+timeout 120 ./example_tests_planted --color_output=no --run_test=std_mutex_misuse > planted-misuse.log 2>&1
+rc=$?
+[[ $rc == 3 ]] || { cat planted-misuse.log; fail "std_mutex_misuse: expected exit 3 from the watchdog, got $rc"; }
+grep -q "lockstep: std_mutex_misuse: fiber #[0-9]* 'thread' ran 1 s of wall-clock time without a lockstep operation" planted-misuse.log &&
+  grep -q "Its last lockstep operation: atomic\.[a-z_]* at .*test_work_queue.cpp:[0-9]*\." planted-misuse.log ||
+  { cat planted-misuse.log; fail "std_mutex_misuse: the watchdog's report does not name the fiber and the line"; }
+cmd=$(sed -n 's/.* Rerun: //p' planted-misuse.log)
+seed=$(sed -n 's/.* Seed \([0-9]*\), strategy .*/\1/p' planted-misuse.log)
+(cd "$work" && timeout 120 sh -c "$cmd --color_output=no") > rerun-misuse.log 2>&1
+rc=$?
+[[ $rc == 3 ]] && grep -q " Seed $seed, " rerun-misuse.log ||
+  { cat rerun-misuse.log; fail "std_mutex_misuse: '$cmd' exited $rc, not 3 on seed $seed"; }
+echo "std_mutex_misuse: reported by the watchdog (exit 3), rerun with: $cmd"
 
 # Bad input is one line naming it, and exit 2.
 LOCKSTEP_SEEDS=ten ./example_tests > bad.log 2>&1
