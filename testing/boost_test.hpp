@@ -15,6 +15,7 @@
 #pragma once
 
 #include <boost/test/unit_test.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -49,7 +50,11 @@ inline void run(const test_options& options, const test_body& body) {
   }
   // A check either way, so Boost.Test does not warn that the case checked nothing.
   BOOST_CHECK_MESSAGE(out.passed, out.report);
-  if (out.passed) BOOST_TEST_MESSAGE(out.report);
+  if (out.passed && out.replayed) {
+    std::fputs(out.report.c_str(), stdout);
+  } else if (out.passed) {
+    BOOST_TEST_MESSAGE(out.report);
+  }
 }
 
 }  // namespace lockstep::testing::boost_test

@@ -280,6 +280,49 @@ replay_result replay(const test_record& record, const test_body& body, sim::trac
   return out;
 }
 
+replay_result replay_continuing(const test_record& record, const test_body& body, sim::trace_mode trace) {
+  replay_result out;
+  out.record = record;
+  sim::run_config c = record.config;
+  c.strategy = "replay";
+  c.options.decisions = record.result.decisions;
+  c.options.continue_from = std::make_shared<sim::replay_departure>();
+  c.trace = trace;
+  out.run = sim::run(c, body);
+  const sim::run_result& r = out.run;
+  const sim::replay_departure& d = *c.options.continue_from;
+  const std::size_t recorded = record.result.decisions.size();
+  if (d.departed && d.recorded) {
+    out.departure = "the recorded decision " + std::to_string(d.decision) + " (of " + std::to_string(recorded) +
+                    ") at step " + std::to_string(d.step) + " is fiber " + std::to_string(*d.recorded) +
+                    ", which was not runnable; the run went on under the random strategy (seed " +
+                    std::to_string(record.config.seed) + ")";
+  } else if (d.departed) {
+    out.departure = "all " + std::to_string(recorded) + " recorded decisions were used at step " +
+                    std::to_string(d.step) + " and the run needed more; it went on under the random strategy (seed " +
+                    std::to_string(record.config.seed) + ")";
+  } else if (r.decisions.size() < recorded) {
+    out.departure = "the run ended after " + std::to_string(r.decisions.size()) + " of the " +
+                    std::to_string(recorded) + " recorded decisions";
+  } else if (r.trace_hash != record.result.trace_hash) {
+    out.departure = "every recorded decision fit, but the trace differs (recorded " +
+                    sim::hash_hex(record.result.trace_hash) + ", this run " + sim::hash_hex(r.trace_hash) + ")";
+  }
+  out.diverged = !out.departure.empty();
+  if (!out.diverged && r.failed && r.decisions == record.result.decisions) {
+    out.reproduced = true;
+    out.summary = "reproduced: the same trace hash " + sim::hash_hex(r.trace_hash) + " after all " +
+                  std::to_string(recorded) + " recorded decisions";
+  } else if (r.ok()) {
+    out.summary = std::string("no longer fails: the ") + (out.diverged ? "continued " : "") + "run held" +
+                  (out.diverged ? " (" + out.departure + ")" : " with every recorded decision");
+  } else {
+    out.summary = std::string("fails: the ") + (out.diverged ? "continued " : "") + "run failed" +
+                  (out.diverged ? " (" + out.departure + ")" : "");
+  }
+  return out;
+}
+
 std::string describe(const test_record& record) {
   const sim::run_result& r = record.result;
   std::string s = "seed=" + std::to_string(record.config.seed) + " strategy=" + record.config.strategy;

@@ -112,12 +112,23 @@ struct replay_result {
   /// or the code under test changed, or it is not deterministic.
   bool diverged = false;
   std::string summary;  ///< one line saying which, with both hashes
+  /// replay_continuing only: where the run left the record ("" when it
+  /// followed every recorded decision), said as a sentence.
+  std::string departure;
 };
 
 /// Follows the record's decisions (the replay strategy, as `lockstep replay`);
 /// `trace` full keeps the JSON Lines in run.trace_text.
 replay_result replay(const test_record& record, const test_body& body,
                      sim::trace_mode trace = sim::trace_mode::hash);
+
+/// LOCKSTEP_REPLAY_CONTINUE: follows the record's decisions while they fit,
+/// then goes on under the random strategy seeded with the record's seed (the
+/// CLI's `replay --continue`), so a record kept from a bug that has since been
+/// fixed (or a changed test) runs to an end: "no longer fails" when that run
+/// held, reproduced when it is the same run, and otherwise the new failure.
+replay_result replay_continuing(const test_record& record, const test_body& body,
+                                sim::trace_mode trace = sim::trace_mode::hash);
 
 /// One line for a failure: seed, strategy, cores, kind and message, trace hash.
 std::string describe(const test_record& record);

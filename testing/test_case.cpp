@@ -10,21 +10,50 @@ namespace lockstep::testing {
 
 namespace {
 
-case_outcome replay_case(const std::string& test, const std::string& path, const test_body& body) {
+/// LOCKSTEP_REPLAY_CONTINUE: "1" continues a replay past the record, "0" or
+/// unset does not; anything else is refused.
+bool replay_continues() {
+  const char* v = std::getenv("LOCKSTEP_REPLAY_CONTINUE");
+  if (v == nullptr || *v == '\0' || std::string(v) == "0") return false;
+  if (std::string(v) == "1") return true;
+  throw bad_input(std::string("LOCKSTEP_REPLAY_CONTINUE=\"") + v + "\": expected 1 (continue past the record) or 0");
+}
+
+/// Where a continued run that fails keeps its own record: beside the one
+/// replayed, never over it (the CLI's replay --continue does the same).
+std::string continued_path(const std::string& path) {
+  const std::string stem = path.size() > 5 && path.ends_with(".json") ? path.substr(0, path.size() - 5) : path;
+  return stem + "-continued.json";
+}
+
+case_outcome replay_case(const std::string& test, const std::string& path, const test_body& body,
+                         const std::string& rerun) {
+  const bool continuing = replay_continues();
   const test_record rec = read_test_record(path);
   case_outcome out;
+  out.replayed = true;
   if (rec.test != test) {
     out.report = "lockstep: " + test + ": skipped: LOCKSTEP_REPLAY=" + path + " is a record of " + rec.test + "\n";
     return out;
   }
   const char* trace_path = std::getenv("LOCKSTEP_TRACE");
   const bool traced = trace_path != nullptr && *trace_path != '\0';
-  const replay_result r = replay(rec, body, traced ? sim::trace_mode::full : sim::trace_mode::hash);
+  const sim::trace_mode mode = traced ? sim::trace_mode::full : sim::trace_mode::hash;
+  const replay_result r = continuing ? replay_continuing(rec, body, mode) : replay(rec, body, mode);
   out.report = "lockstep: " + test + ": replaying " + path + ": " + std::to_string(rec.result.decisions.size()) +
-               " decisions recorded with strategy " + rec.config.strategy + "\n  " + r.summary + "\n";
+               " decisions recorded with strategy " + rec.config.strategy +
+               (continuing ? ", continuing past them (LOCKSTEP_REPLAY_CONTINUE=1)" : "") + "\n  " + r.summary + "\n";
   if (r.run.failed) {
     out.where = r.run.failed->site;
     out.report += "  failure: " + std::string(sim::to_string(r.run.failed->kind)) + ": " + r.run.failed->message + "\n";
+  }
+  if (continuing && r.run.failed && !r.reproduced) {
+    // A new failure: its own record, which replays it exactly.
+    test_record next = rec;
+    next.result = r.run;
+    const std::string next_path = continued_path(path);
+    write_test_record(next_path, next);
+    out.report += "  record: " + next_path + "\n  replay: LOCKSTEP_REPLAY=" + shell_quoted(next_path) + " " + rerun + "\n";
   }
   if (traced) {
     std::ofstream f(trace_path, std::ios::binary | std::ios::trunc);
@@ -34,8 +63,9 @@ case_outcome replay_case(const std::string& test, const std::string& path, const
     out.report += "  trace: " + std::string(trace_path) + "\n";
   }
   // Reproduced is a failing test: the bug is there. Diverged fails too: the
-  // record no longer says what the code does. Held with the same trace passes.
-  out.passed = !r.reproduced && !r.diverged && r.run.ok();
+  // record no longer says what the code does. Held with the same trace passes;
+  // continuing, a run that held passes wherever it left the record.
+  out.passed = continuing ? r.run.ok() : !r.reproduced && !r.diverged && r.run.ok();
   return out;
 }
 
@@ -75,7 +105,7 @@ case_outcome run_test_case(const std::string& test, test_options o, const test_b
     apply_environment(o);
     const hang_watchdog watchdog(test, rerun, o.hang_limit_s);
     const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
-    if (replay_path != nullptr && *replay_path != '\0') return replay_case(test, replay_path, body);
+    if (replay_path != nullptr && *replay_path != '\0') return replay_case(test, replay_path, body, rerun);
     return explore_case(test, o, body, rerun);
   } catch (const bad_input& e) {
     // The project's rule for bad input: one line, exit 2 (never a silent default).

@@ -16,6 +16,9 @@ struct case_outcome {
   /// Where the (first) failure's assertion is, when it was a LOCKSTEP_ASSERT:
   /// the framework reports the failure at that line rather than its own.
   sim::code_site where{nullptr, 0};
+  /// A replay the user asked for (LOCKSTEP_REPLAY): its verdict is printed
+  /// even when it passes ("no longer fails"), not only at a verbose log level.
+  bool replayed = false;
 };
 
 /// Runs test `test`: options from `o` and the environment (apply_environment);

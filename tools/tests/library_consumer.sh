@@ -63,6 +63,24 @@ for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flig
   echo "$t: found, replayed with: $cmd (trace hash $hash)"
 done
 
+# A record kept from a bug that has since been fixed: replayed against the
+# fixed binary it diverges (the fix changed the schedule); with
+# LOCKSTEP_REPLAY_CONTINUE=1 the run goes on past the record and says the bug
+# no longer fails (exit 0); against the planted binary it still reproduces.
+kept=$(sed -n 's/^  record: //p' planted-std_lost_update.log | head -1)
+LOCKSTEP_REPLAY="$kept" ./example_tests --color_output=no --run_test=std_lost_update > kept-plain.log 2>&1 &&
+  { cat kept-plain.log; fail "a planted record replayed against the fix passed without LOCKSTEP_REPLAY_CONTINUE"; }
+LOCKSTEP_REPLAY="$kept" LOCKSTEP_REPLAY_CONTINUE=1 ./example_tests --color_output=no --run_test=std_lost_update > kept-continue.log 2>&1 ||
+  { cat kept-continue.log; fail "LOCKSTEP_REPLAY_CONTINUE=1: the fixed code did not pass"; }
+grep -q "no longer fails: the continued run held" kept-continue.log || { cat kept-continue.log; fail "LOCKSTEP_REPLAY_CONTINUE=1: no 'no longer fails'"; }
+LOCKSTEP_REPLAY="$kept" LOCKSTEP_REPLAY_CONTINUE=1 ./example_tests_planted --color_output=no --run_test=std_lost_update > kept-planted.log 2>&1 &&
+  { cat kept-planted.log; fail "LOCKSTEP_REPLAY_CONTINUE=1 on the planted binary passed"; }
+grep -q "reproduced: the same trace hash" kept-planted.log || { cat kept-planted.log; fail "LOCKSTEP_REPLAY_CONTINUE=1: the planted bug did not reproduce"; }
+LOCKSTEP_REPLAY="$kept" LOCKSTEP_REPLAY_CONTINUE=yes ./example_tests --run_test=std_lost_update > bad.log 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q 'LOCKSTEP_REPLAY_CONTINUE="yes": expected 1' bad.log || { cat bad.log; fail "LOCKSTEP_REPLAY_CONTINUE=yes: expected exit 2, got $rc"; }
+echo "LOCKSTEP_REPLAY_CONTINUE: a kept record of the fixed lost update: $(grep -o 'no longer fails[^(]*' kept-continue.log)"
+
 # Each planted bug is found as what it is.
 grep -q "failed: seed=.*: deadlock: .*waits on condition_variable.wait" planted-work_queue_two_producers_two_consumers.log ||
   { cat planted-work_queue_two_producers_two_consumers.log; fail "the queue's lost wake-up was not reported as a deadlock"; }
@@ -75,6 +93,24 @@ grep -Eq "failed: seed=.*: data_race: data race on var 'hits' created at .*test_
 line=$(grep -n "LOCKSTEP_ASSERT(config.port() == 8080)" "$src/tools/examples/test_work_queue.cpp" | cut -d: -f1)
 grep -q "test_work_queue.cpp($line): error: in \"lazy_config_three_readers\"" planted-lazy_config_three_readers.log ||
   { cat planted-lazy_config_three_readers.log; fail "the failure is not reported at test_work_queue.cpp($line)"; }
+
+# The array queue's linearizability: the planted queue's smallest
+# non-linearizable history is printed as a table (a pop returning 0, which
+# nobody pushed); the fixed queue passed with example_tests above.
+./example_tests_planted --color_output=no --run_test=array_queue_is_linearizable > planted-lin.log 2>&1 &&
+  { cat planted-lin.log; fail "array_queue_is_linearizable: the planted queue passed"; }
+grep -q "not linearizable" planted-lin.log && grep -q "pop() -> 0 \[" planted-lin.log &&
+  grep -q "thread 0 .*| thread 1" planted-lin.log && grep -q "record: .*array_queue-2x1-" planted-lin.log ||
+  { cat planted-lin.log; fail "array_queue_is_linearizable: no minimal history table"; }
+echo "array_queue_is_linearizable: the planted queue's smallest history: $(grep -c '' planted-lin.log) lines"
+if [[ -x example_prop_lin_queue ]]; then
+  RC_PARAMS="seed=20261206 max_success=30" ./example_prop_lin_queue > prop-lin.log 2>&1 ||
+    { cat prop-lin.log; fail "the rapidcheck property failed on the fixed queue"; }
+  RC_PARAMS="seed=20261206 max_success=100" ./example_prop_lin_queue_planted > prop-lin-planted.log 2>&1 &&
+    { cat prop-lin-planted.log; fail "the rapidcheck property passed on the planted queue"; }
+  grep -q "not linearizable" prop-lin-planted.log || { cat prop-lin-planted.log; fail "the property's failure is not the history"; }
+  echo "example_prop_lin_queue: holds on the fixed queue, fails on the planted one"
+fi
 
 # A real std::mutex left in the code under test is reported by the watchdog
 # (exit 3, the fiber, its last lockstep operation and line), not hung; its
