@@ -127,6 +127,7 @@ void executor::reset(const run_config& config) {
   main_ = no_fiber;
   failed_.reset();
   clocks_ = nullptr;  // the storage is cleared when a run starts detecting races
+  labels_.clear();
   tearing_down_ = false;
   destroying_ = false;
   teardown_top_ = 0;

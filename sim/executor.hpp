@@ -357,6 +357,12 @@ class executor {
   void join(fiber_id id);
   /// Deterministic identity for a primitive, for traces and reports.
   std::uint64_t next_object_id() { return ++objects_; }
+  /// What reports call object `id` (a sim_std primitive): its type, the
+  /// program's name for it (may be empty) and the line that created it, so a
+  /// deadlock names "mutex 'accounts' created at bank.cpp:12", not a number.
+  void label_object(std::uint64_t id, const char* type, std::string name, code_site created);
+  /// "mutex 'accounts' created at bank.cpp:12"; empty for an unlabelled object.
+  [[nodiscard]] std::string object_label(std::uint64_t id) const;
   /// An atomic's identity: its own sequence, so adding one to atomics left the
   /// other primitives' numbers (and every trace that names them) as they were.
   std::uint64_t next_atomic_key() { return atomic_key_bit | ++atomics_; }
@@ -503,6 +509,12 @@ class executor {
     std::uint32_t op_count = 0;
   };
   std::vector<ended_fiber> ended_;  // by id
+  struct labelled_object {
+    const char* type = nullptr;
+    std::string name;
+    code_site created{nullptr, 0};
+  };
+  std::vector<labelled_object> labels_;  // by object id, for reports
   prng values_{0};
   bool values_seeded_ = false;
   bool reusable_ = false;

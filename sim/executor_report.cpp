@@ -51,15 +51,18 @@ std::string executor::describe_blocked() const {
   std::string s = "Blocked fibers:";
   for (const auto& owned : fibers_) {
     if (!owned || owned->state != fiber_state::blocked) continue;
-    s += " #" + std::to_string(owned->id) + " '" + owned->name + "' waits on ";
+    s += " #" + std::to_string(owned->id) + " '" + owned->name + "' waits";
+    if (const fiber::operation* op = owned->last_operation()) s += " at " + site(op->where);
+    s += " on ";
     // A join's object is a fiber's number, not an object's: said as such, so
     // that two different things are never both "object 1".
     if (std::string_view(owned->waiting_on) == "join") {
       s += "the end of fiber #" + std::to_string(owned->waiting_object);
+    } else if (const std::string label = object_label(owned->waiting_object); !label.empty()) {
+      s += std::string(owned->waiting_on) + " of " + label;
     } else {
       s += std::string(owned->waiting_on) + " (object " + std::to_string(owned->waiting_object) + ")";
     }
-    if (const fiber::operation* op = owned->last_operation()) s += " at " + site(op->where);
     s += ";";
   }
   // What each did last, after the one-line summary above.
@@ -81,6 +84,17 @@ std::string listed(const std::array<fiber::operation, fiber::history_length>& hi
   return s;
 }
 }  // namespace
+
+void executor::label_object(std::uint64_t id, const char* type, std::string name, code_site created) {
+  if (labels_.size() <= id) labels_.resize(static_cast<std::size_t>(id) + 1);
+  labels_[id] = labelled_object{type, std::move(name), created};
+}
+
+std::string executor::object_label(std::uint64_t id) const {
+  if (id >= labels_.size() || labels_[id].type == nullptr) return "";
+  const labelled_object& o = labels_[id];
+  return std::string(o.type) + (o.name.empty() ? "" : " '" + o.name + "'") + " created at " + site(o.created);
+}
 
 std::string executor::history_of(fiber_id id) const {
   if (const fiber* f = find(id)) return listed(f->history, f->op_count);

@@ -46,8 +46,10 @@ class condition_core {
   }
 
  protected:
-  explicit condition_core(const site& created)
-      : ex_(&running("condition_variable", created)), id_(ex_->next_object_id()) {}
+  condition_core(const site& created, const char* name)
+      : ex_(&running("condition_variable", created)), id_(ex_->next_object_id()) {
+    label(*ex_, id_, "condition_variable", name, created);
+  }
 
   /// Releases `lock`, waits for a notify (or the deadline, or a spurious
   /// wake-up), takes `lock` again on every way out (an unwind included).
@@ -84,7 +86,9 @@ class condition_core {
 template <class Lock>
 class condition_of : public condition_core {
  public:
-  explicit condition_of(site created = site()) : condition_core(created) {}
+  explicit condition_of(site created = site()) : condition_core(created, nullptr) {}
+  /// Named in reports: "condition_variable 'not_empty' created at queue.hpp:20".
+  explicit condition_of(const char* name, site created = site()) : condition_core(created, name) {}
   void notify_one(site where = site()) { condition_core::notify_one(where); }
   void notify_all(site where = site()) { condition_core::notify_all(where); }
 
@@ -127,7 +131,7 @@ class condition_of : public condition_core {
 }  // namespace detail
 
 /// Waits with a std::unique_lock<sim_std::mutex>, as std's does with std::mutex.
-using condition_variable = detail::condition_of<std::unique_lock<mutex>>;
+using condition_variable = detail::condition_of<unique_lock<mutex>>;
 /// Waits with any lock (lock() and unlock()).
 using condition_variable_any = detail::condition_of<void>;
 

@@ -29,9 +29,16 @@ inline void at(sim::executor& ex, const char* op, const site& where) {
   ex.current().record_operation(op, where);
 }
 
-/// "mutex created at file.cpp:12": how reports name an object.
-inline std::string object_name(const char* type, const site& created) {
-  return std::string(type) + " created at " + sim::site(created);
+/// "mutex created at file.cpp:12", or "mutex 'accounts' created at
+/// file.cpp:12" when the program named it: how reports name an object.
+inline std::string object_name(const char* type, const site& created, const char* name = nullptr) {
+  return std::string(type) + (name != nullptr && *name != '\0' ? " '" + std::string(name) + "'" : "") +
+         " created at " + sim::site(created);
+}
+
+/// Gives object `id` its type, name and line for the executor's reports.
+inline void label(sim::executor& ex, std::uint64_t id, const char* type, const char* name, const site& created) {
+  ex.label_object(id, type, name != nullptr ? std::string(name) : std::string(), created);
 }
 
 }  // namespace lockstep::sim_std::detail

@@ -27,12 +27,10 @@ using std::adopt_lock_t;
 using std::defer_lock;
 using std::defer_lock_t;
 using std::lock;
-using std::lock_guard;
 using std::scoped_lock;
 using std::try_lock;
 using std::try_to_lock;
 using std::try_to_lock_t;
-using std::unique_lock;
 
 namespace detail {
 
@@ -53,14 +51,17 @@ class mutex_core {
   mutex_core& operator=(const mutex_core&) = delete;
 
  protected:
-  mutex_core(const char* type, bool recursive, const site& created)
-      : ex_(&running(type, created)), id_(ex_->next_object_id()), type_(type), created_(created), recursive_(recursive) {}
+  mutex_core(const char* type, bool recursive, const site& created, const char* name)
+      : ex_(&running(type, created)), id_(ex_->next_object_id()), type_(type), name_(name), created_(created),
+        recursive_(recursive) {
+    label(*ex_, id_, type, name, created);
+  }
   ~mutex_core() {
     if (stolen_) return;
     if (owner_ != sim::no_fiber) {
-      ex_->misuse(object_name(type_, created_) + " destroyed while locked by #" + std::to_string(owner_));
+      ex_->misuse(object_name(type_, created_, name_) + " destroyed while locked by #" + std::to_string(owner_));
     } else if (!waiters_.empty()) {
-      ex_->misuse(object_name(type_, created_) + " destroyed while threads wait to lock it");
+      ex_->misuse(object_name(type_, created_, name_) + " destroyed while threads wait to lock it");
     }
   }
 
@@ -77,7 +78,7 @@ class mutex_core {
         return true;
       }
       ex.misuse(std::string(op) + " at " + sim::site(where) + " by " + ex.current_label() + " of " +
-                object_name(type_, created_) + ", which it holds already (a self-deadlock)");
+                object_name(type_, created_, name_) + ", which it holds already (a self-deadlock)");
       return false;
     }
     while (owner_ != sim::no_fiber) {
@@ -123,7 +124,7 @@ class mutex_core {
     ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
     if (owner_ != me && !stolen_) {
-      ex.misuse("unlock at " + sim::site(where) + " by " + ex.current_label() + " of " + object_name(type_, created_) +
+      ex.misuse("unlock at " + sim::site(where) + " by " + ex.current_label() + " of " + object_name(type_, created_, name_) +
                 (owner_ == sim::no_fiber ? ", which is not locked" : ", which #" + std::to_string(owner_) + " holds"));
       return;
     }
@@ -136,6 +137,7 @@ class mutex_core {
   sim::executor* ex_;
   std::uint64_t id_;
   const char* type_;
+  const char* name_;  // the program's, or null
   site created_;
   bool recursive_;
   sim::fiber_id owner_ = sim::no_fiber;
@@ -148,7 +150,9 @@ class mutex_core {
 
 class mutex : detail::mutex_core {
  public:
-  explicit mutex(detail::site created = detail::site()) : mutex_core("mutex", false, created) {}
+  explicit mutex(detail::site created = detail::site()) : mutex_core("mutex", false, created, nullptr) {}
+  /// Named in reports: "mutex 'accounts' created at bank.cpp:12" (a string that outlives it).
+  explicit mutex(const char* name, detail::site created = detail::site()) : mutex_core("mutex", false, created, name) {}
   void lock(detail::site where = detail::site()) { acquire("mutex.lock", where, std::nullopt); }
   bool try_lock(detail::site where = detail::site()) { return try_acquire("mutex.try_lock", where); }
   void unlock(detail::site where = detail::site()) { release(where); }
@@ -157,7 +161,9 @@ class mutex : detail::mutex_core {
 class recursive_mutex : detail::mutex_core {
  public:
   explicit recursive_mutex(detail::site created = detail::site())
-      : mutex_core("recursive_mutex", true, created) {}
+      : mutex_core("recursive_mutex", true, created, nullptr) {}
+  explicit recursive_mutex(const char* name, detail::site created = detail::site())
+      : mutex_core("recursive_mutex", true, created, name) {}
   void lock(detail::site where = detail::site()) { acquire("mutex.lock", where, std::nullopt); }
   bool try_lock(detail::site where = detail::site()) { return try_acquire("mutex.try_lock", where); }
   void unlock(detail::site where = detail::site()) { release(where); }
@@ -169,7 +175,9 @@ template <bool Recursive>
 class timed_mutex_of : mutex_core {
  public:
   explicit timed_mutex_of(site created = site())
-      : mutex_core(Recursive ? "recursive_timed_mutex" : "timed_mutex", Recursive, created) {}
+      : mutex_core(Recursive ? "recursive_timed_mutex" : "timed_mutex", Recursive, created, nullptr) {}
+  explicit timed_mutex_of(const char* name, site created = site())
+      : mutex_core(Recursive ? "recursive_timed_mutex" : "timed_mutex", Recursive, created, name) {}
   void lock(site where = site()) { acquire("mutex.lock", where, std::nullopt); }
   bool try_lock(site where = site()) { return try_acquire("mutex.try_lock", where); }
   void unlock(site where = site()) { release(where); }
@@ -186,6 +194,62 @@ class timed_mutex_of : mutex_core {
 
 using timed_mutex = detail::timed_mutex_of<false>;
 using recursive_timed_mutex = detail::timed_mutex_of<true>;
+
+namespace detail {
+/// m.lock(where) when the mutex takes the caller's line (sim_std's do), else m.lock().
+template <class M>
+void lock_at(M& m, const site& where) {
+  if constexpr (requires { m.lock(where); }) {
+    m.lock(where);
+  } else {
+    m.lock();
+  }
+}
+template <class M>
+void unlock_at(M& m, const site& where) {
+  if constexpr (requires { m.unlock(where); }) {
+    m.unlock(where);
+  } else {
+    m.unlock();
+  }
+}
+}  // namespace detail
+
+/// std::lock_guard, taking the caller's line: a report names the line of the
+/// guard, not a line inside the standard library's header. Its unlock is
+/// reported at the same line.
+template <class M>
+class lock_guard {
+ public:
+  using mutex_type = M;
+  explicit lock_guard(M& m, detail::site where = detail::site()) : m_(m), where_(where) { detail::lock_at(m, where); }
+  lock_guard(M& m, adopt_lock_t, detail::site where = detail::site()) : m_(m), where_(where) {}
+  ~lock_guard() { detail::unlock_at(m_, where_); }
+  lock_guard(const lock_guard&) = delete;
+  lock_guard& operator=(const lock_guard&) = delete;
+
+ private:
+  M& m_;
+  detail::site where_;
+};
+
+/// std::unique_lock, whose locking constructor takes the caller's line (the
+/// rest is std's: deferred, try, adopted and timed locking, unlock, release).
+template <class M>
+class unique_lock : public std::unique_lock<M> {
+  using base = std::unique_lock<M>;
+
+ public:
+  using base::base;
+  unique_lock() noexcept = default;
+  explicit unique_lock(M& m, detail::site where = detail::site()) : base(locked(m, where), std::adopt_lock) {}
+
+ private:
+  static M& locked(M& m, const detail::site& where) {
+    detail::lock_at(m, where);
+    return m;
+  }
+};
 
 /// std::once_flag: the first caller runs the function while later callers
 /// wait; a call that throws lets the next caller try again.

@@ -26,7 +26,9 @@ class counted {
 
  protected:
   counted(const char* type, std::ptrdiff_t n, const site& created)
-      : ex_(&running(type, created)), id_(ex_->next_object_id()), count_(n) {}
+      : ex_(&running(type, created)), id_(ex_->next_object_id()), count_(n) {
+    label(*ex_, id_, type, nullptr, created);
+  }
   void enter(const char* op, const site& where) {
     at(*ex_, op, where);
     ex_->schedule_point();

@@ -25,13 +25,16 @@ namespace detail {
 template <bool Timed>
 class shared_mutex_of {
  public:
-  explicit shared_mutex_of(site created = site())
-      : ex_(&running("shared_mutex", created)), id_(ex_->next_object_id()), created_(created) {}
+  explicit shared_mutex_of(site created = site()) : shared_mutex_of(nullptr, created) {}
+  explicit shared_mutex_of(const char* name, site created = site())
+      : ex_(&running("shared_mutex", created)), id_(ex_->next_object_id()), created_(created), name_(name) {
+    label(*ex_, id_, "shared_mutex", name, created);
+  }
   shared_mutex_of(const shared_mutex_of&) = delete;
   shared_mutex_of& operator=(const shared_mutex_of&) = delete;
   ~shared_mutex_of() {
     if (!stolen_ && (writer_ != sim::no_fiber || !readers_.empty())) {
-      ex_->misuse(object_name("shared_mutex", created_) + " destroyed while locked");
+      ex_->misuse(object_name("shared_mutex", created_, name_) + " destroyed while locked");
     }
   }
 
@@ -98,7 +101,7 @@ class shared_mutex_of {
   }
   void refuse(const char* op, const site& where, const char* why) {
     ex_->misuse(std::string(op) + " at " + sim::site(where) + " by " + ex_->current_label() + " of " +
-                object_name("shared_mutex", created_) + ", which it " + why);
+                object_name("shared_mutex", created_, name_) + ", which it " + why);
   }
   bool exclusive(const char* op, const site& where, std::optional<std::int64_t> deadline) {
     enter(op, where);
@@ -149,6 +152,7 @@ class shared_mutex_of {
   sim::executor* ex_;
   std::uint64_t id_;
   site created_;
+  const char* name_;  // the program's, or null
   sim::fiber_id writer_ = sim::no_fiber;
   bool stolen_ = false;  // taken in teardown by a thread that waited for it (see sim_std::mutex)
   std::map<sim::fiber_id, std::uint32_t> readers_;  // ordered: nothing here reaches a trace, but keep it so

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <ostream>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -117,6 +118,14 @@ class thread {
 };
 
 inline void swap(thread& a, thread& b) noexcept { a.swap(b); }
+
+/// Names the calling thread in reports and histories ("#2 'consumer-1'");
+/// threads start as 'thread'. lockstep's own (std::thread has no name), so
+/// code that also builds against std calls it from test code only. The name
+/// never reaches a trace: renaming changes no hash.
+inline void name_this_thread(std::string name, detail::site where = detail::site()) {
+  detail::running("name_this_thread", where).current().name = std::move(name);
+}
 
 inline thread::id current_id() {
   sim::executor* ex = sim::executor::running();

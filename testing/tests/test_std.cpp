@@ -195,10 +195,12 @@ BOOST_AUTO_TEST_CASE(destroying_a_locked_mutex_and_joining_twice_are_reported) {
 }
 
 BOOST_AUTO_TEST_CASE(a_deadlock_names_the_lines_where_threads_wait) {
-  const int line = __LINE__ + 6;
+  const int line = __LINE__ + 8;
+  const int created = __LINE__ + 2;
   const lt::explore_result r = explore("lock_order", [] {
-    cc::mutex a, b;
+    cc::mutex a("a"), b;
     auto one = [&](cc::mutex& first, cc::mutex& second) {
+      cc::name_this_thread(&first == &a ? "a-then-b" : "b-then-a");
       cc::lock_guard<cc::mutex> g1(first);
       cc::this_thread::yield();
       second.lock();
@@ -212,10 +214,15 @@ BOOST_AUTO_TEST_CASE(a_deadlock_names_the_lines_where_threads_wait) {
   BOOST_TEST_MESSAGE(msg);
   BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
   BOOST_TEST(r.failures.front().record.result.failed->kind == sim::failure_kind::deadlock);
-  BOOST_TEST(contains(msg, "waits on mutex.lock (object "));
-  BOOST_TEST(contains(msg, ") at "));
-  BOOST_TEST(contains(msg, "test_std.cpp:" + std::to_string(line)));
-  BOOST_TEST(contains(msg, "waits on the end of fiber #"));
+  // Each object by the program's name, or by the line that created it; each
+  // thread by the name it gave itself; each wait at its line.
+  const std::string at = "test_std.cpp:" + std::to_string(line) + " on mutex.lock of mutex ";
+  BOOST_TEST(contains(msg, "'b-then-a' waits at "));
+  BOOST_TEST(contains(msg, at + "'a' created at "));
+  BOOST_TEST(contains(msg, at + "created at "));
+  BOOST_TEST(contains(msg, "test_std.cpp:" + std::to_string(created) + ";"));
+  BOOST_TEST(contains(msg, "on the end of fiber #"));
+  BOOST_TEST(!contains(msg, "(object "));
 }
 
 BOOST_AUTO_TEST_CASE(outside_a_simulation_the_types_refuse_in_one_line) {

@@ -82,7 +82,7 @@ rc=$?
 echo "LOCKSTEP_REPLAY_CONTINUE: a kept record of the fixed lost update: $(grep -o 'no longer fails[^(]*' kept-continue.log)"
 
 # Each planted bug is found as what it is.
-grep -q "failed: seed=.*: deadlock: .*waits on condition_variable.wait" planted-work_queue_two_producers_two_consumers.log ||
+grep -q "failed: seed=.*: deadlock: .*waits at .* on condition_variable.wait of condition_variable created at" planted-work_queue_two_producers_two_consumers.log ||
   { cat planted-work_queue_two_producers_two_consumers.log; fail "the queue's lost wake-up was not reported as a deadlock"; }
 grep -q "failed: seed=.*: oracle: .*config.port() == 8080" planted-lazy_config_three_readers.log ||
   { cat planted-lazy_config_three_readers.log; fail "the broken double-checked lock was not reported at its assertion"; }
