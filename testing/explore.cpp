@@ -3,8 +3,11 @@
 #include "../sim/dfs_search.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <exception>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 
@@ -131,6 +134,8 @@ void apply_environment(test_options& o) {
     o.dpor = *v == "1";
   }
   o.stop_after = env_u64("LOCKSTEP_STOP_AFTER", 0, o.stop_after);
+  o.jobs = static_cast<std::uint32_t>(env_u64("LOCKSTEP_JOBS", 1, o.jobs));
+  if (o.jobs > 256) bad_env("LOCKSTEP_JOBS", std::to_string(o.jobs), "an integer from 1 to 256");
   o.max_steps = env_u64("LOCKSTEP_MAX_STEPS", 1, o.max_steps);
   if (const auto v = env("LOCKSTEP_RECORD_DIR")) {
     if (v->empty()) bad_env("LOCKSTEP_RECORD_DIR", *v, "a directory");
@@ -165,6 +170,68 @@ sim::run_config with_pct_steps(sim::run_config config, const test_body& body) {
 sim::run_result run_one(const sim::run_config& config, const test_body& body) {
   return sim::run(with_pct_steps(config, body), body);
 }
+
+namespace {
+
+/// The seeds of explore() on o.jobs threads, in batches: every run of a batch
+/// goes to whichever thread is free, then the batch's outcomes are taken in
+/// seed order (seed, then strategy, as the serial loop goes), stopping where
+/// the serial loop would: the same runs, failures and records for any jobs.
+template <class Keep, class OutOfTime>
+explore_result explore_parallel(const test_options& o, const test_body& body, explore_result& out, Keep& keep,
+                                OutOfTime& out_of_time) {
+  struct task {
+    std::uint64_t seed;
+    const std::string* strategy;
+    sim::run_config config;
+    sim::run_result first;
+    std::exception_ptr error;
+  };
+  std::vector<const std::string*> strategies;
+  for (const std::string& s : o.strategies) {
+    if (s != "dfs") strategies.push_back(&s);
+  }
+  if (strategies.empty()) return out;
+  const std::uint64_t batch_seeds = std::uint64_t{o.jobs} * 16;
+  for (std::uint64_t from = 0; from < o.runs; from += batch_seeds) {
+    if (out_of_time()) {
+      out.out_of_time = true;
+      return out;
+    }
+    std::vector<task> tasks;
+    for (std::uint64_t i = from; i < std::min(o.runs, from + batch_seeds); ++i) {
+      for (const std::string* s : strategies) tasks.push_back(task{o.first_seed + i, s, {}, {}, nullptr});
+    }
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t k = next++; k < tasks.size(); k = next++) {
+        task& t = tasks[k];
+        try {
+          t.config = with_pct_steps(config_for(o, *t.strategy, t.seed), body);
+          sim::run_config fast = t.config;
+          fast.trace = sim::trace_mode::off;
+          t.first = sim::run(fast, body);
+        } catch (...) {
+          t.error = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (std::uint32_t j = 1; j < o.jobs; ++j) helpers.emplace_back(work);
+    work();  // the calling thread takes its share (the watchdog watches it)
+    for (std::thread& h : helpers) h.join();
+    for (task& t : tasks) {
+      if (t.error) std::rethrow_exception(t.error);
+      ++out.runs;
+      if (t.first.ok()) continue;
+      keep(t.config, t.first, *t.strategy);
+      if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 explore_result explore(const std::string& test, const test_options& o, const test_body& body) {
   using clock = std::chrono::steady_clock;
@@ -225,6 +292,7 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     out.dfs = v;
     if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
   }
+  if (o.jobs > 1) return explore_parallel(o, body, out, keep, out_of_time);
   for (std::uint64_t i = 0; i < o.runs; ++i) {
     for (const std::string& strategy : o.strategies) {
       if (strategy == "dfs") continue;

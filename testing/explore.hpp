@@ -54,6 +54,12 @@ struct test_options {
   /// line, seed, rerun command) and exits 3: a real blocking call in code
   /// under test would otherwise hang it silently (testing/watchdog.hpp). 0: off.
   std::uint32_t hang_limit_s = 10;
+  /// OS threads that run the seeds (LOCKSTEP_JOBS): the outcome (runs,
+  /// failures, records) is the same for any value, as if they ran one by one
+  /// in seed order. Above 1 the test body runs on several threads at once, so
+  /// it must not share state between runs outside the simulation; the hang
+  /// watchdog sees only the calling thread's share. dfs searches on one.
+  std::uint32_t jobs = 1;
 };
 
 /// Overrides `o` from the environment, so CI can soak without recompiling:

@@ -13,7 +13,7 @@ if [ -z "$clang_build" ]; then
   clang_build=build-clang-O0
   cmake -S . -B "$clang_build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG="-O0" -DLOCKSTEP_WERROR=ON -DLOCKSTEP_BENCH=OFF >/dev/null
-  cmake --build "$clang_build" -j"${LOCKSTEP_JOBS:-$(nproc)}" --target test_sim_determinism lockstep
+  cmake --build "$clang_build" -j"${LOCKSTEP_BUILD_JOBS:-$(nproc)}" --target test_sim_determinism lockstep
 fi
 # The claim is about g++ -O2 and clang++ -O0: hold the builds to it.
 cache() { sed -n "s/^$2:[A-Z]*=//p" "$1/CMakeCache.txt"; }

@@ -145,6 +145,44 @@ BOOST_AUTO_TEST_CASE(exploration_is_a_function_of_its_options) {
   std::filesystem::remove_all(dir);
 }
 
+BOOST_AUTO_TEST_CASE(the_outcome_is_the_same_for_any_number_of_jobs) {
+  // LOCKSTEP_JOBS runs seeds on several threads: the runs counted, the
+  // failures, their order and their records are the serial loop's, whether
+  // it stops at the third failure (inside a batch) or runs every seed.
+  const std::string dir = temp_dir("jobs");
+  for (const std::uint64_t stop_after : {std::uint64_t{3}, std::uint64_t{0}}) {
+    lt::test_options o = options_in(dir);
+    o.runs = 150;
+    o.stop_after = stop_after;
+    const lt::explore_result serial = lt::explore("t", o, lost_update<true>);
+    BOOST_REQUIRE(serial.failures.size() >= 3U);
+    for (const std::uint32_t jobs : {2U, 3U, 8U}) {
+      BOOST_TEST_CONTEXT("stop_after " << stop_after << ", jobs " << jobs) {
+        o.jobs = jobs;
+        const lt::explore_result parallel = lt::explore("t", o, lost_update<true>);
+        BOOST_TEST(parallel.runs == serial.runs);
+        BOOST_REQUIRE_EQUAL(parallel.failures.size(), serial.failures.size());
+        for (std::size_t i = 0; i < serial.failures.size(); ++i) {
+          BOOST_TEST(lt::to_json_text(parallel.failures[i].record) == lt::to_json_text(serial.failures[i].record));
+          BOOST_TEST(parallel.failures[i].record_path == serial.failures[i].record_path);
+        }
+      }
+    }
+  }
+  lt::test_options fixed = options_in(dir);
+  fixed.jobs = 4;
+  const lt::explore_result held = lt::explore("t", fixed, lost_update<false>);
+  BOOST_TEST(held.failures.empty());
+  BOOST_TEST(held.runs == 400U);
+  ::setenv("LOCKSTEP_JOBS", "0", 1);
+  BOOST_CHECK_THROW(lt::apply_environment(fixed), lt::bad_input);
+  ::setenv("LOCKSTEP_JOBS", "4", 1);
+  lt::apply_environment(fixed);
+  BOOST_TEST(fixed.jobs == 4U);
+  ::unsetenv("LOCKSTEP_JOBS");
+  std::filesystem::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_CASE(pct_records_the_k_it_used) {
   lt::test_options o = options_in(temp_dir("pct"));
   o.strategies = {"pct"};
