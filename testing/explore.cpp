@@ -135,6 +135,7 @@ void apply_environment(test_options& o) {
   }
   o.stop_after = env_u64("LOCKSTEP_STOP_AFTER", 0, o.stop_after);
   o.jobs = static_cast<std::uint32_t>(env_u64("LOCKSTEP_JOBS", 1, o.jobs));
+  o.shrink_runs = env_u64("LOCKSTEP_SHRINK", 0, o.shrink_runs);
   if (o.jobs > 256) bad_env("LOCKSTEP_JOBS", std::to_string(o.jobs), "an integer from 1 to 256");
   o.max_steps = env_u64("LOCKSTEP_MAX_STEPS", 1, o.max_steps);
   if (const auto v = env("LOCKSTEP_RECORD_DIR")) {

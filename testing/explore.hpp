@@ -60,6 +60,10 @@ struct test_options {
   /// it must not share state between runs outside the simulation; the hang
   /// watchdog sees only the calling thread's share. dfs searches on one.
   std::uint32_t jobs = 1;
+  /// A failing case's first failure is shrunk (testing/shrink.hpp): fewer
+  /// preemptions, the same failure, in a record of its own beside the
+  /// first (LOCKSTEP_SHRINK=0 turns it off). At most this many runs.
+  std::uint64_t shrink_runs = 500;
 };
 
 /// Overrides `o` from the environment, so CI can soak without recompiling:

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "shrink.hpp"
 #include "watchdog.hpp"
 
 namespace lockstep::testing {
@@ -19,12 +20,17 @@ bool replay_continues() {
   throw bad_input(std::string("LOCKSTEP_REPLAY_CONTINUE=\"") + v + "\": expected 1 (continue past the record) or 0");
 }
 
-/// Where a continued run that fails keeps its own record: beside the one
-/// replayed, never over it (the CLI's replay --continue does the same).
-std::string continued_path(const std::string& path) {
+/// A record beside `path` (X.json -> X<suffix>), never over it.
+std::string sibling_path(const std::string& path, const std::string& suffix) {
   const std::string stem = path.size() > 5 && path.ends_with(".json") ? path.substr(0, path.size() - 5) : path;
-  return stem + "-continued.json";
+  return stem + suffix;
 }
+
+/// Where a continued run that fails keeps its own record (the CLI's replay
+/// --continue does the same).
+std::string continued_path(const std::string& path) { return sibling_path(path, "-continued.json"); }
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 case_outcome replay_case(const std::string& test, const std::string& path, const test_body& body,
                          const std::string& rerun) {
@@ -80,6 +86,21 @@ case_outcome explore_case(const std::string& test, const test_options& o, const 
   for (const found_failure& f : r.failures) {
     out.report += "lockstep: " + test + " failed: " + describe(f.record) + "\n  record: " + f.record_path +
                   "\n  replay: LOCKSTEP_REPLAY=" + shell_quoted(f.record_path) + " " + rerun + "\n";
+  }
+  if (!r.failures.empty() && o.shrink_runs > 0 && !r.failures.front().record_path.empty()) {
+    // The first failure, with fewer preemptions if it can have them: the
+    // schedule a reader follows most easily.
+    const found_failure& f = r.failures.front();
+    const shrink_result s = shrink(f.record, body, o.shrink_runs);
+    if (s.shrunk) {
+      const std::string path = sibling_path(f.record_path, "-shrunk.json");
+      write_test_record(path, s.record);
+      out.report += "  shrunk: " + std::to_string(s.preemptions_before) + " -> " + std::to_string(s.preemptions_after) +
+                    " preemptions in " + std::to_string(s.runs) + " runs, the same failure: " +
+                    std::string(sim::to_string(s.record.result.failed->kind)) + ": " +
+                    first_line(s.record.result.failed->message) + "\n  shrunk record: " + path +
+                    "\n  shrunk replay: LOCKSTEP_REPLAY=" + shell_quoted(path) + " " + rerun + "\n";
+    }
   }
   if (r.dfs) {
     const dfs_verdict& v = *r.dfs;

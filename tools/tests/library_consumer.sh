@@ -63,6 +63,15 @@ for t in pool_one_connection_three_clients relacy_lost_update relacy_single_flig
   echo "$t: found, replayed with: $cmd (trace hash $hash)"
 done
 
+# A failure is shrunk to fewer preemptions when it can be, in a record of its
+# own whose printed replay command reproduces it.
+shrunk_cmd=$(sed -n 's/^  shrunk replay: //p' planted-*.log | head -1)
+[[ -n $shrunk_cmd ]] || fail "no planted failure was shrunk"
+(cd "$work" && sh -c "$shrunk_cmd --color_output=no") > shrunk-replay.log 2>&1 &&
+  { cat shrunk-replay.log; fail "'$shrunk_cmd' passed"; }
+grep -q "reproduced: the same trace hash" shrunk-replay.log || { cat shrunk-replay.log; fail "'$shrunk_cmd' did not reproduce"; }
+echo "$(grep -h '^  shrunk: ' planted-*.log | head -1 | cut -c3-60)... replayed with: $shrunk_cmd"
+
 # A record kept from a bug that has since been fixed: replayed against the
 # fixed binary it diverges (the fix changed the schedule); with
 # LOCKSTEP_REPLAY_CONTINUE=1 the run goes on past the record and says the bug
