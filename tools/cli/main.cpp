@@ -110,9 +110,13 @@ int main(int argc, char** argv) {
                   "outcome: trace hashes, schedules, failures and their records");
 
   trace_options trace_opts;
-  auto* trace = app.add_subcommand("trace", "run a scenario FILE (or replay a RECORD) with the full trace and "
-                                            "write it for ui.perfetto.dev (--format perfetto) or as JSON Lines");
-  trace->add_option("input", trace_opts.input, "a scenario file or a failure record")->required();
+  auto* trace = app.add_subcommand("trace", "run a scenario FILE (or replay a RECORD) with the full trace, or take a "
+                                            "run's TRACE as it is, and write it for ui.perfetto.dev (--format "
+                                            "perfetto) or as JSON Lines");
+  trace->add_option("input", trace_opts.input,
+                    "a scenario file, a failure record, or a run's trace (JSON Lines, as a library test's replay "
+                    "writes it with LOCKSTEP_TRACE)")
+      ->required();
   trace->add_option("--format", trace_opts.format, "perfetto (Chrome trace-event JSON; the default) | jsonl");
   trace->add_option("-o,--output", trace_opts.out, "where to write the trace")->required();
   trace->add_option("--seed", trace_opts.run.seed_text, "a scenario's seed (decimal; default 1)");

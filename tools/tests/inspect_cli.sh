@@ -55,6 +55,17 @@ check perfetto_failure failed.json failed.jsonl per_key_order
 expect trace_record_again 1 "outcome=oracle" -- "$L" trace canary.json -o failed2.json
 name=trace_record_bytes_deterministic cases=$((cases + 1))
 cmp -s failed.json failed2.json || fail "two exports of one record differ"
+# A run's own trace (as a library test's replay writes it) is converted as it is:
+# the same export as tracing the record; bad lines are refused in one line.
+expect trace_of_a_trace 0 "trace (perfetto) of failed.jsonl written to converted.json" -- "$L" trace failed.jsonl -o converted.json
+name=perfetto_of_a_trace cases=$((cases + 1))
+# The same tracks and events as the record's export; the failure instant has
+# its kind only (a trace does not carry the message).
+grep -q '"cat":"failure".*"kind":"oracle"' converted.json || fail "no oracle failure instant in the converted trace"
+[[ $(grep -c '"ph":"X"' converted.json) == $(grep -c '"ph":"X"' failed.json) ]] || fail "the converted trace has other slices than the record's export"
+printf '{"ev":"run","seed":1,"cores":1}\n{not json\n' > broken.jsonl
+expect trace_of_a_broken_trace 2 "broken.jsonl: trace line 2 is not a trace event" -- "$L" trace broken.jsonl -o x.json
+expect trace_of_a_trace_with_a_seed 2 "a run's trace is converted as it is" -- "$L" trace failed.jsonl --seed 2 -o x.json
 # Two lanes for one key: its handle slices overlap, so the key gets a second track.
 two_lanes="$S/canaries/lanes_replace_lane_one_lane_per_key.json"
 expect overlap_found 1 "oracle 'one_lane_per_key' failed" -- "$L" explore "$two_lanes" --seeds 5 --record lanes2.json

@@ -72,6 +72,15 @@ shrunk_cmd=$(sed -n 's/^  shrunk replay: //p' planted-*.log | head -1)
 grep -q "reproduced: the same trace hash" shrunk-replay.log || { cat shrunk-replay.log; fail "'$shrunk_cmd' did not reproduce"; }
 echo "$(grep -h '^  shrunk: ' planted-*.log | head -1 | cut -c3-60)... replayed with: $shrunk_cmd"
 
+# A test record's run in ui.perfetto.dev: the replay writes its trace
+# (LOCKSTEP_TRACE), the installed CLI converts it.
+LOCKSTEP_REPLAY="$(sed -n 's/^  record: //p' planted-std_lost_update.log | head -1)" LOCKSTEP_TRACE="$work/lost.jsonl" \
+  ./example_tests_planted --run_test=std_lost_update > traced.log 2>&1
+"$work/prefix/bin/lockstep" trace "$work/lost.jsonl" -o "$work/lost.json" > convert.log 2>&1 &&
+  grep -q '"traceEvents"' "$work/lost.json" && grep -q '"cat":"failure"' "$work/lost.json" ||
+  { cat traced.log convert.log; fail "a test record's trace was not converted for Perfetto"; }
+echo "lockstep trace: a test record's replay trace converted to $(wc -c < "$work/lost.json") bytes of trace-event JSON"
+
 # A record kept from a bug that has since been fixed: replayed against the
 # fixed binary it diverges (the fix changed the schedule); with
 # LOCKSTEP_REPLAY_CONTINUE=1 the run goes on past the record and says the bug
