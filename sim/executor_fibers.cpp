@@ -118,8 +118,9 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
 
   f->op_count = 0;
   strategy_->on_spawn(f->id);
-  access(enable_key(f->id));
-  if (clocks_ != nullptr) clocks_->spawned(current_ != nullptr ? current_->id : f->id, f->id);  // the child's first step follows this one
+  access(enable_key(f->id));  // the child's first step follows this one
+  // For the race detector too: the child starts after what its parent did.
+  if (clocks_ != nullptr) clocks_->spawned(current_ != nullptr ? current_->id : f->id, f->id);
   if (trace_.on()) {
     trace_.begin("spawn")
         .field("t", now_)

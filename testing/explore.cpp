@@ -6,10 +6,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <exception>
-#include <thread>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
+#include <thread>
 
 namespace lockstep::testing {
 

@@ -165,14 +165,10 @@ class atomic_base {
     }
   }
   void ordered_modify(memory_order o) {  // a read-modify-write continues the release sequence
+    ordered_load(o);
     sim::happens_before* hb = ex_->clocks();
     if (hb == nullptr) return;
     const sim::fiber_id me = ex_->current().id;
-    if (acquires(o)) {
-      hb->acquire(me, key_);
-    } else {
-      hb->relaxed_load(me, key_);
-    }
     if (releases(o)) {
       hb->release_merge(me, key_);
     } else {
