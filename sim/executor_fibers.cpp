@@ -135,10 +135,10 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
 }
 
 std::uint32_t executor::free_core() {
+  // A core with no live resident has no active or ready fiber either: fibers
+  // never leave the core they were spawned on.
   for (std::size_t i = 1; i < cores_.size(); ++i) {
-    if (residents_[i] == 0 && cores_[i].active == nullptr && cores_[i].ready.empty()) {
-      return static_cast<std::uint32_t>(i);
-    }
+    if (residents_[i] == 0) return static_cast<std::uint32_t>(i);
   }
   if (spare_cores_.empty()) {
     cores_.emplace_back();

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 #include <vector>
-#include <lockstep/sim/std.hpp>
+#include <lockstep/std.hpp>
 #include <rapidcheck.h>
 
 #define EXAMPLE_CC lockstep::sim_std

@@ -4,7 +4,7 @@
 // std::deque. With EXAMPLE_PLANTED_BUG=1 it fails, printing the smallest
 // non-linearizable history as a table of threads by calls.
 #include <boost/test/unit_test.hpp>
-#include <lockstep/sim/std.hpp>
+#include <lockstep/std.hpp>
 
 #define EXAMPLE_CC lockstep::sim_std
 #include "queue_spec.hpp"

@@ -3,7 +3,7 @@
 // its condition variables may wake spuriously, and with EXAMPLE_PLANTED_BUG=1
 // the queue's notify_one-instead-of-notify_all and the configuration's broken
 // double-checked lock must each be found with a replayable seed.
-#include <lockstep/sim/std.hpp>
+#include <lockstep/std.hpp>
 #include <lockstep/testing/boost_test.hpp>
 #include <mutex>
 

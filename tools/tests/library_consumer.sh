@@ -23,6 +23,7 @@ cmake --install "$build" --prefix "$work/prefix" > "$work/install.log" 2>&1 || {
 [[ -f $work/prefix/lib/cmake/lockstep/lockstepConfig.cmake && -f $work/prefix/lib/cmake/lockstep/lockstepConfigVersion.cmake ]] ||
   fail "no package config under $work/prefix/lib/cmake/lockstep"
 [[ -f $work/prefix/include/lockstep/sim/runtime.hpp ]] || fail "no <lockstep/sim/runtime.hpp> in the prefix"
+[[ -f $work/prefix/include/lockstep/std.hpp ]] || fail "no <lockstep/std.hpp> in the prefix"
 # Installed headers find each other relatively: a repo-root include
 # ("sim/x.hpp") would only work with the source tree on the include path.
 if grep -rnE '^#include "(engine|sim|testing)/' "$work/prefix/include/lockstep"; then
