@@ -143,14 +143,18 @@ void explore_runner::skip_finished_targets() {
 }
 
 void explore_runner::request_stop(const std::string& reason) {
-  // The flag first and without the lock: a worker holding the lock may have
-  // been preempted (a thousand workers on two cores), and the runs must stop
-  // on time all the same.
+  // The reason before the flag, so that whoever sees the flag's effects sees
+  // the reason; under its own lock, never held across anything else.
+  {
+    std::lock_guard reason_lock(reason_m_);
+    if (stop_reason_.empty()) stop_reason_ = reason;
+  }
+  // The flag without m_: a worker holding m_ may have been preempted (a
+  // thousand workers on two cores), and the runs must stop on time all the same.
   stopping_.store(true);
   // Every worker waiting for a permit goes at once, sees the stop and ends.
   if (run_permits_) run_permits_->open_all();
   std::lock_guard lock(m_);
-  if (stop_reason_.empty()) stop_reason_ = reason;
   consumed_.notify_all();
   produced_.notify_all();
 }
@@ -166,7 +170,7 @@ bool explore_runner::poll_stop() {
 }
 
 std::string explore_runner::stop_reason() const {
-  std::lock_guard lock(m_);
+  std::lock_guard lock(reason_m_);
   return stop_reason_;
 }
 

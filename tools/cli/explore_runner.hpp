@@ -173,8 +173,14 @@ class explore_runner {
   bool gate_open_ = false;  // every worker started: runs may begin
   std::string refused_;
   unsigned started_ = 0;  // threads started before the refusal
+  // The first stop's reason, set before stopping_ under a lock of its own: a
+  // worker that sees the flag and ends its chunk short may hand that chunk to
+  // the caller, who then asks the reason; it must be there already (it was
+  // set after the flag, under m_, and a caller could read it empty: a SIGINT
+  // once summarised as no stop at all).
+  mutable std::mutex reason_m_;
   std::string stop_reason_;
-  std::atomic<bool> stopping_{false};  // set before stop_reason_ is; read without the lock between runs
+  std::atomic<bool> stopping_{false};  // read without a lock between runs
   std::atomic<unsigned> allowed_{UINT_MAX};  // workers with a smaller index go on (after a refused thread)
   std::exception_ptr error_;
   std::unique_ptr<run_permits> run_permits_;  // more jobs than hardware threads: one run per hardware thread at a time
