@@ -127,6 +127,7 @@ void executor::reset(const run_config& config) {
   main_ = no_fiber;
   failed_.reset();
   clocks_ = nullptr;  // the storage is cleared when a run starts detecting races
+  memory_ = nullptr;  // and the model's when it starts
   labels_.clear();
   tearing_down_ = false;
   destroying_ = false;
@@ -395,6 +396,15 @@ happens_before& executor::start_race_detection() {
     clocks_ = &clock_storage_;
   }
   return *clocks_;
+}
+
+memory_model* executor::start_memory_model() {
+  if (memory_ == nullptr && !config_.seq_cst_only) {
+    start_race_detection();
+    memory_storage_.clear();
+    memory_ = &memory_storage_;
+  }
+  return memory_;
 }
 
 // Inlined into choose_next() and loop(), as take() is into it: the calls and

@@ -61,6 +61,7 @@
 #include "../engine/runtime.hpp"
 #include "code_site.hpp"
 #include "happens_before.hpp"
+#include "memory_model.hpp"
 #include "prng.hpp"
 #include "sanitizer.hpp"
 #include "stack_pool.hpp"
@@ -148,6 +149,10 @@ struct run_config {
   /// Fibers alive at once. A run that needs more fails as resource_exhausted,
   /// the same way on every machine (the kernel's own limits are not).
   std::size_t max_live_fibers = 1'000'000;
+  /// sim_std's atomics as sequentially consistent: every load reads the
+  /// newest store, whatever its memory_order says (what lockstep did before
+  /// it modelled C++'s memory model, and cheaper). Off: memory_model.hpp.
+  bool seq_cst_only = false;
 };
 
 struct run_result {
@@ -383,6 +388,13 @@ class executor {
   /// (start_race_detection), and then for the rest of the run.
   [[nodiscard]] happens_before* clocks() { return clocks_; }
   happens_before& start_race_detection();
+  /// The C++ memory model for sim_std's atomics (memory_model.hpp): null
+  /// until the run's first atomic operation or fence weaker than seq_cst
+  /// (start_memory_model), and always under run_config::seq_cst_only.
+  [[nodiscard]] memory_model* memory() { return memory_; }
+  /// memory(), started now (with the race detector's clocks, which it reads)
+  /// unless the run is seq_cst_only.
+  memory_model* start_memory_model();
   static constexpr std::uint64_t fiber_key(fiber_id id) { return fiber_key_bit | id; }
   static constexpr std::uint64_t fiber_key_bit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t atomic_key_bit = std::uint64_t{1} << 62;
@@ -501,6 +513,8 @@ class executor {
   void order_access(std::uint64_t key);
   happens_before* clocks_ = nullptr;  // &clock_storage_ while the run detects races
   happens_before clock_storage_;
+  memory_model* memory_ = nullptr;  // &memory_storage_ once a run uses an order weaker than seq_cst
+  memory_model memory_storage_{*this, clock_storage_};
   // What reports say of fibers that ended while the race detector was on
   // (a race names the earlier access's fiber, often ended by then).
   struct ended_fiber {

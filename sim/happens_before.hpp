@@ -76,6 +76,29 @@ class happens_before {
   void acquire_fence(fiber_id t);
   void release_fence(fiber_id t);
 
+  // For the memory model (memory_model.hpp), which keeps a clock per store
+  // instead of one per atomic.
+  /// What `t` has seen.
+  [[nodiscard]] const vector_clock& clock(fiber_id t) { return of(t).now; }
+  /// What `t`'s last release fence covered (what its relaxed stores publish).
+  [[nodiscard]] const vector_clock& fenced(fiber_id t) { return of(t).fenced; }
+  /// `t` acquires `c` (an acquire load of a store that published it).
+  void acquire_clock(fiber_id t, const vector_clock& c) { join(of(t).now, c); }
+  /// `t` read a store that published `c` without acquiring: its next acquire fence will.
+  void pend(fiber_id t, const vector_clock& c) { join(of(t).pending, c); }
+  /// `t` releases: its clock as it is, after which its epoch moves on.
+  [[nodiscard]] vector_clock release_clock(fiber_id t) {
+    vector_clock c = of(t).now;
+    tick(t);
+    return c;
+  }
+  /// What was published under `key` (null: nothing).
+  [[nodiscard]] const vector_clock* published(std::uint64_t key) const {
+    const auto it = published_.find(key);
+    return it == published_.end() ? nullptr : &it->second;
+  }
+  static void join(vector_clock& into, const vector_clock& from);
+
  private:
   struct fiber_clocks {
     vector_clock now;            // what t has seen (its own entry: its epoch)
@@ -83,7 +106,6 @@ class happens_before {
     vector_clock pending;        // what t's relaxed loads read, for an acquire fence
   };
   fiber_clocks& of(fiber_id t);
-  static void join(vector_clock& into, const vector_clock& from);
   void tick(fiber_id t) { ++of(t).now[t]; }
 
   std::vector<fiber_clocks> fibers_;

@@ -1,21 +1,28 @@
 // std::atomic<T> and std::atomic_flag, simulated: every operation is a
-// scheduling point. Values are sequentially consistent: every load reads the
-// latest store, so bugs that need a load to read an older value are not found
-// (issue: the C++ memory model in the simulator). What the memory_order
-// orders is honoured by the race detector, though: a relaxed flag does not
-// order the lockstep::var writes before it, so the message-passing bug with
-// a missing release or acquire is reported as a data race on the var (as
-// are the fences: atomic_thread_fence below).
+// scheduling point, and the C++ memory model decides what a load may read
+// (sim/memory_model.hpp): a relaxed or acquire load may read an older store
+// than the newest, where coherence and happens-before allow, so the
+// message-passing bug with a missing release, store buffering and the
+// relaxed double-checked lock are found as wrong values. Until a run's first
+// operation weaker than seq_cst (and always with run_config::seq_cst_only)
+// every load reads the newest store and nothing is kept but the value.
+// What the orders order is also what the race detector sees: a relaxed
+// flag does not order the lockstep::var writes before it.
 // compare_exchange_weak may fail spuriously, as the standard allows: a
-// decision the strategy draws and the record keeps.
+// decision the strategy draws and the record keeps. Read-modify-writes and
+// compare-exchanges (failed ones too) read the newest store.
 #pragma once
 
-#include <atomic>  // determinism-rules: allow (std::memory_order, which sim_std::atomic takes and does not model)
+#include <atomic>  // determinism-rules: allow (std::memory_order, which sim_std::atomic takes and models)
+#include <array>
+#include <bit>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <type_traits>
 
 #include "../executor.hpp"
+#include "../memory_model.hpp"
 #include "context.hpp"
 
 namespace lockstep::sim_std {
@@ -51,14 +58,20 @@ class atomic_base {
   [[nodiscard]] bool is_lock_free() const noexcept { return true; }
   T load(memory_order o = memory_order_seq_cst, site where = site()) const {
     touch("atomic.load", where);
+    if (sim::memory_model* m = model(o)) return value_at(m->load(history_, me(), o));
     ordered_load(o);
     return value_;
   }
   operator T() const { return load(); }  // NOLINT(google-explicit-constructor): as std::atomic
   void store(T v, memory_order o = memory_order_seq_cst, site where = site()) {
     touch("atomic.store", where);
-    ordered_store(o);
-    value_ = v;
+    if (sim::memory_model* m = model(o)) {
+      m->store(history_, me(), o, &v);
+      value_ = value_at(history_.size() - 1);  // unchanged when it went before the newest
+    } else {
+      ordered_store(o);
+      value_ = v;
+    }
     ex_->wake_all(waiters_, false);
   }
   T operator=(T v) {  // NOLINT: returns T, as std::atomic's does
@@ -67,10 +80,8 @@ class atomic_base {
   }
   T exchange(T v, memory_order o = memory_order_seq_cst, site where = site()) {
     touch("atomic.exchange", where);
-    ordered_modify(o);
     T old = value_;
-    value_ = v;
-    ex_->wake_all(waiters_, false);
+    modify(o, v);
     return old;
   }
   bool compare_exchange_strong(T& expected, T desired, memory_order success, memory_order failure,
@@ -87,7 +98,7 @@ class atomic_base {
                              site where = site()) {
     touch("atomic.compare_exchange_weak", where);
     if (ex_->choose(2, "weak_cas_fails") == 1) {  // a spurious failure: nothing stored
-      ordered_load(failure);
+      load_newest(failure, success);
       expected = value_;
       return false;
     }
@@ -105,7 +116,7 @@ class atomic_base {
       ex_->block("atomic.wait", key_, &waiters_, std::nullopt, true);
       ex_->touch(key_);
     }
-    ordered_load(o);  // the load that saw the value change
+    load_newest(o, o);  // the load that saw the value change
   }
   // Stores wake every waiter themselves (a waiter re-checks the value), so a
   // notify is only a scheduling point; it never loses a wake-up a store made.
@@ -121,12 +132,10 @@ class atomic_base {
   }
   bool swap_if(T& expected, T desired, memory_order success, memory_order failure) {
     if (value_ == expected) {
-      ordered_modify(success);
-      value_ = desired;
-      ex_->wake_all(waiters_, false);
+      modify(success, desired, failure);
       return true;
     }
-    ordered_load(failure);
+    load_newest(failure, success);
     expected = value_;
     return false;
   }
@@ -136,11 +145,48 @@ class atomic_base {
   template <class F>
   T read_modify_write(const char* op, const site& where, memory_order o, F f) {
     touch(op, where);
-    ordered_modify(o);
     T old = value_;
-    value_ = f(old);
-    ex_->wake_all(waiters_, false);
+    modify(o, f(old));
     return old;
+  }
+
+  sim::fiber_id me() const { return ex_->current().id; }
+  /// The memory model, seeded with this atomic's value, when the run has
+  /// one: started by the first operation weaker than seq_cst (`o` or
+  /// `other`, a compare-exchange's other order); null while every load reads
+  /// the newest store.
+  sim::memory_model* model(memory_order o, memory_order other = memory_order_seq_cst) const {
+    sim::memory_model* m = ex_->memory();
+    if (m == nullptr) {
+      if (o == memory_order_seq_cst && other == memory_order_seq_cst) return nullptr;
+      m = ex_->start_memory_model();
+      if (m == nullptr) return nullptr;  // seq_cst_only
+    }
+    m->seed(history_, &value_, key_);
+    return m;
+  }
+  T value_at(std::size_t i) const {
+    std::array<std::byte, sizeof(T)> bytes;
+    std::memcpy(bytes.data(), history_.value(i), sizeof(T));
+    return std::bit_cast<T>(bytes);
+  }
+  /// A read-modify-write: reads the newest store, writes `v` after it.
+  void modify(memory_order o, T v, memory_order other = memory_order_seq_cst) {
+    if (sim::memory_model* m = model(o, other)) {
+      m->modify(history_, me(), o, &v);
+    } else {
+      ordered_modify(o);
+    }
+    value_ = v;
+    ex_->wake_all(waiters_, false);
+  }
+  /// A load of the newest store (a compare-exchange that failed, a wait that ended).
+  void load_newest(memory_order o, memory_order other) const {
+    if (sim::memory_model* m = model(o, other)) {
+      m->load_newest(history_, me(), o);
+    } else {
+      ordered_load(o);
+    }
   }
 
   // The race detector's view of each operation (nothing when it is off).
@@ -178,7 +224,8 @@ class atomic_base {
 
   sim::executor* ex_;
   std::uint64_t key_;
-  T value_;
+  T value_;  // the newest store's
+  mutable sim::store_history history_{sizeof(T)};  // empty until the model starts
   mutable sim::wait_queue waiters_;
 };
 
@@ -281,17 +328,23 @@ class atomic_flag {
   atomic<bool> flag_;
 };
 
-/// std::atomic_thread_fence: a scheduling point; for the race detector, an
-/// acquire fence orders the thread after the releases its earlier relaxed
-/// loads read from, and a release fence lets its later relaxed stores publish
-/// what it did before the fence.
+/// std::atomic_thread_fence: a scheduling point. An acquire fence orders the
+/// thread after the releases its earlier relaxed loads read from, a release
+/// fence lets its later relaxed stores publish what it did before the fence,
+/// and a seq_cst fence also makes visible what earlier seq_cst fences covered
+/// (memory_model.hpp); the race detector sees the same orders.
 inline void atomic_thread_fence(memory_order o, detail::site where = detail::site()) {
   sim::executor& ex = detail::running("atomic_thread_fence", where);
   detail::at(ex, "atomic_thread_fence", where);
   ex.schedule_point();
+  const sim::fiber_id me = ex.current().id;
+  // A seq_cst fence matters only beside weaker operations: it starts nothing.
+  if (sim::memory_model* m = o == memory_order_seq_cst ? ex.memory() : ex.start_memory_model()) {
+    m->fence(me, o);
+    return;
+  }
   sim::happens_before* hb = ex.clocks();
   if (hb == nullptr) return;
-  const sim::fiber_id me = ex.current().id;
   if (detail::acquires(o)) hb->acquire_fence(me);
   if (detail::releases(o)) hb->release_fence(me);
 }
