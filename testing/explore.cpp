@@ -133,6 +133,10 @@ void apply_environment(test_options& o) {
     if (*v != "0" && *v != "1") bad_env("LOCKSTEP_DPOR", *v, "0 or 1");
     o.dpor = *v == "1";
   }
+  if (const auto v = env("LOCKSTEP_SEQ_CST_ONLY")) {
+    if (*v != "0" && *v != "1") bad_env("LOCKSTEP_SEQ_CST_ONLY", *v, "0 or 1");
+    o.seq_cst_only = *v == "1";
+  }
   o.stop_after = env_u64("LOCKSTEP_STOP_AFTER", 0, o.stop_after);
   o.jobs = static_cast<std::uint32_t>(env_u64("LOCKSTEP_JOBS", 1, o.jobs));
   o.shrink_runs = env_u64("LOCKSTEP_SHRINK", 0, o.shrink_runs);
@@ -154,6 +158,7 @@ sim::run_config config_for(const test_options& o, const std::string& strategy, s
   c.max_steps = o.max_steps;
   c.max_time_ns = o.max_time_ns;
   c.trace = sim::trace_mode::hash;
+  c.seq_cst_only = o.seq_cst_only;
   return c;
 }
 

@@ -64,6 +64,11 @@ struct test_options {
   /// preemptions, the same failure, in a record of its own beside the
   /// first (LOCKSTEP_SHRINK=0 turns it off). At most this many runs.
   std::uint64_t shrink_runs = 500;
+  /// sim_std's atomics as sequentially consistent (every load reads the
+  /// newest store) instead of the C++ memory model (sim/memory_model.hpp),
+  /// which lets relaxed and acquire loads read older stores where C++ allows
+  /// (LOCKSTEP_SEQ_CST_ONLY=1). Cheaper; finds no bug that needs a stale read.
+  bool seq_cst_only = false;
 };
 
 /// Overrides `o` from the environment, so CI can soak without recompiling:
@@ -71,7 +76,7 @@ struct test_options {
 ///   LOCKSTEP_STRATEGIES=random,pct, LOCKSTEP_PCT_DEPTH=D, LOCKSTEP_TIME_BUDGET=S
 ///   (seconds), LOCKSTEP_STOP_AFTER=N, LOCKSTEP_MAX_STEPS=N, LOCKSTEP_RECORD_DIR=DIR,
 ///   LOCKSTEP_PREEMPTION_BOUND=N|none, LOCKSTEP_DELAY_BOUND=N|none, LOCKSTEP_MAX_SCHEDULES=N,
-///   LOCKSTEP_DPOR=0|1, LOCKSTEP_HANG_LIMIT=S (seconds; 0: off).
+///   LOCKSTEP_DPOR=0|1, LOCKSTEP_HANG_LIMIT=S (seconds; 0: off), LOCKSTEP_SEQ_CST_ONLY=0|1.
 /// Throws bad_input naming the variable and what was expected.
 void apply_environment(test_options& o);
 

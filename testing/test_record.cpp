@@ -18,7 +18,7 @@ constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
 
 const char* const fields[] = {"lockstep_failure_record", "test", "seed", "strategy", "cores",
                               "pct_depth", "pct_steps", "max_steps", "max_time_ns", "decisions",
-                              "steps", "trace_hash", "failure"};
+                              "steps", "trace_hash", "failure", "seq_cst_only"};
 
 std::string shown(const nlohmann::json& v) {
   std::string s = v.dump();
@@ -101,6 +101,14 @@ test_record from_json(const nlohmann::json& root, const std::string& name) {
       r.u64_in("/pct_steps", rec.config.strategy == "pct" ? 1 : 0, UINT64_MAX);
   rec.config.max_steps = r.u64_in("/max_steps", 1, UINT64_MAX);
   rec.config.max_time_ns = static_cast<std::int64_t>(r.u64_in("/max_time_ns", 0, int64_max));
+  // Records written before the memory model have no such field: their runs
+  // read the newest store at every load, which is what they replay under.
+  rec.config.seq_cst_only = true;
+  if (root.contains("seq_cst_only")) {
+    const auto& v = root.at("seq_cst_only");
+    if (!v.is_boolean()) r.fail("/seq_cst_only", "true or false, found " + shown(v));
+    rec.config.seq_cst_only = v.get<bool>();
+  }
   const auto& decisions = r.at("/decisions", "an array of fiber ids");
   if (!decisions.is_array()) r.fail("/decisions", "an array of fiber ids, found " + shown(decisions));
   for (std::size_t i = 0; i < decisions.size(); ++i) {
@@ -137,6 +145,7 @@ std::string to_json_text(const test_record& record) {
   nlohmann::json j;
   write_run_fields(j, record.config, record.result);
   j["test"] = record.test;
+  j["seq_cst_only"] = record.config.seq_cst_only;
   return j.dump(2) + "\n";
 }
 

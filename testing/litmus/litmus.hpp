@@ -111,6 +111,29 @@ inline std::string sb(mo order, bool sc_fences) {
   return out(r1, r2);
 }
 
+// Store buffering with one side seq_cst accesses, the other a relaxed store
+// and load around a seq_cst fence: whichever comes first in S, one load sees
+// the other thread's store ([atomics.fences]: a fence after a store, or a
+// seq_cst store before a fence).
+inline std::string sb_sc_and_fence() {
+  cc::atomic<int> x{0};
+  cc::atomic<int> y{0};
+  int r1 = 0;
+  int r2 = 0;
+  cc::thread a([&] {
+    x.store(1, sc);
+    r1 = y.load(sc);
+  });
+  cc::thread b([&] {
+    y.store(1, rlx);
+    cc::atomic_thread_fence(sc);
+    r2 = x.load(rlx);
+  });
+  a.join();
+  b.join();
+  return out(r1, r2);
+}
+
 // Load buffering: can each load read the other thread's later store?
 inline std::string lb(mo load_order, mo store_order) {
   cc::atomic<int> x{0};
@@ -294,7 +317,7 @@ inline std::string mp_release_sequence() {
 inline std::vector<test> all_tests() {
   const std::set<std::string> any2 = every(2);
   std::vector<test> t;
-  t.push_back({"MP", "T1: data=1; flag=1 (relaxed) | T2: r1=flag; r2=data (relaxed)",
+  t.push_back({"MP", "T1: data=1; flag=1 (relaxed) ∥ T2: r1=flag; r2=data (relaxed)",
                [] { return mp(rlx, rlx, false); }, any2, {}});
   t.push_back({"MP+rel+acq", "flag stored release, loaded acquire", [] { return mp(rel, acq, false); },
                without(any2, {out(1, 0)}), {out(1, 0)}});
@@ -304,13 +327,15 @@ inline std::vector<test> all_tests() {
                [] { return mp(rlx, rlx, true); }, without(any2, {out(1, 0)}), {out(1, 0)}});
   t.push_back({"MP+sc", "every access seq_cst", [] { return mp(sc, sc, false); }, without(any2, {out(1, 0)}),
                {out(1, 0)}});
-  t.push_back({"SB", "T1: x=1; r1=y | T2: y=1; r2=x (relaxed)", [] { return sb(rlx, false); }, any2, {}});
+  t.push_back({"SB", "T1: x=1; r1=y ∥ T2: y=1; r2=x (relaxed)", [] { return sb(rlx, false); }, any2, {}});
   t.push_back({"SB+rel+acq", "stores release, loads acquire", [] { return sb(rel, false); }, any2, {}});
   t.push_back({"SB+sc", "every access seq_cst", [] { return sb(sc, false); }, without(any2, {out(0, 0)}),
                {out(0, 0)}});
   t.push_back({"SB+sc-fences", "relaxed accesses, a seq_cst fence between each thread's store and load",
                [] { return sb(rlx, true); }, without(any2, {out(0, 0)}), {out(0, 0)}});
-  t.push_back({"LB", "T1: r1=x; y=1 | T2: r2=y; x=1 (relaxed)", [] { return lb(rlx, rlx); },
+  t.push_back({"SB+sc+sc-fence", "T1: x=1; r1=y (seq_cst) ∥ T2: y=1; seq_cst fence; r2=x (relaxed)",
+               sb_sc_and_fence, without(any2, {out(0, 0)}), {out(0, 0)}});
+  t.push_back({"LB", "T1: r1=x; y=1 ∥ T2: r2=y; x=1 (relaxed)", [] { return lb(rlx, rlx); },
                without(any2, {out(1, 1)}), {out(1, 1)},
                "C++ allows r1=1 r2=1; RC11 (and lockstep, C11Tester, loom) forbids it: a load never reads "
                "a store not yet made"});
@@ -318,7 +343,7 @@ inline std::vector<test> all_tests() {
                without(any2, {out(1, 1)}), {out(1, 1)}});
   const std::set<std::string> any4 = every(4);
   const std::string disagree = out(1, 0, 1, 0);
-  t.push_back({"IRIW", "T1: x=1 | T2: y=1 | T3: r1=x; r2=y | T4: r3=y; r4=x (relaxed)",
+  t.push_back({"IRIW", "T1: x=1 ∥ T2: y=1 ∥ T3: r1=x; r2=y ∥ T4: r3=y; r4=x (relaxed)",
                [] { return iriw(rlx, rlx, false); }, any4, {}});
   t.push_back({"IRIW+rel+acq", "stores release, loads acquire", [] { return iriw(rel, acq, false); }, any4, {}});
   t.push_back({"IRIW+sc", "every access seq_cst", [] { return iriw(sc, sc, false); }, without(any4, {disagree}),
@@ -326,11 +351,11 @@ inline std::vector<test> all_tests() {
   t.push_back({"IRIW+sc-fences", "relaxed accesses, a seq_cst fence between each reader's loads",
                [] { return iriw(rlx, rlx, true); }, without(any4, {disagree}), {disagree}});
   const std::set<std::string> any3 = every(3);
-  t.push_back({"WRC", "T1: x=1 | T2: r1=x; y=1 | T3: r2=y; r3=x (relaxed)", [] { return wrc(rlx, rlx); }, any3, {}});
+  t.push_back({"WRC", "T1: x=1 ∥ T2: r1=x; y=1 ∥ T3: r2=y; r3=x (relaxed)", [] { return wrc(rlx, rlx); }, any3, {}});
   t.push_back({"WRC+rel+acq", "stores release, loads acquire", [] { return wrc(rel, acq); },
                without(any3, {out(1, 1, 0)}), {out(1, 1, 0)}});
   const std::set<std::string> finals = {"x=1 y=1", "x=1 y=2", "x=2 y=1", "x=2 y=2"};
-  t.push_back({"2+2W", "T1: x=1; y=2 | T2: y=1; x=2 (relaxed); final x and y", [] { return two_plus_two_w(rlx); },
+  t.push_back({"2+2W", "T1: x=1; y=2 ∥ T2: y=1; x=2 (relaxed); final x and y", [] { return two_plus_two_w(rlx); },
                finals, {}});
   t.push_back({"2+2W+rel", "every store release", [] { return two_plus_two_w(rel); }, finals, {}});
   t.push_back({"2+2W+sc", "every store seq_cst", [] { return two_plus_two_w(sc); }, without(finals, {"x=1 y=1"}),
@@ -352,15 +377,15 @@ inline std::vector<test> all_tests() {
       corr_allowed.insert(o);
     }
   }
-  t.push_back({"CoRR", "T1: x=1 | T2: x=2 | T3: r1=x; r2=x | T4: r3=x; r4=x (relaxed)", [] { return corr(rlx); },
+  t.push_back({"CoRR", "T1: x=1 ∥ T2: x=2 ∥ T3: r1=x; r2=x ∥ T4: r3=x; r4=x (relaxed)", [] { return corr(rlx); },
                corr_allowed, corr_forbidden});
-  t.push_back({"CoWR", "T1: x=1; r1=x | T2: x=2 (relaxed); r1 and the final x", [] { return cowr(rlx); },
+  t.push_back({"CoWR", "T1: x=1; r1=x ∥ T2: x=2 (relaxed); r1 and the final x", [] { return cowr(rlx); },
                {"r1=1 x=1", "r1=1 x=2", "r1=2 x=2"}, {"r1=0 x=1", "r1=0 x=2", "r1=2 x=1"}});
-  t.push_back({"CoRW", "T1: r1=x; x=1 | T2: x=2 (relaxed); r1 and the final x", [] { return corw(rlx); },
+  t.push_back({"CoRW", "T1: r1=x; x=1 ∥ T2: x=2 (relaxed); r1 and the final x", [] { return corw(rlx); },
                {"r1=0 x=1", "r1=0 x=2", "r1=2 x=1"}, {"r1=1 x=1", "r1=1 x=2", "r1=2 x=2"}});
-  t.push_back({"RMW", "T1: x.fetch_add(1) | T2: x.fetch_add(1) | T3: x=10 (relaxed); final x", rmw_atomicity,
+  t.push_back({"RMW", "T1: x.fetch_add(1) ∥ T2: x.fetch_add(1) ∥ T3: x=10 (relaxed); final x", rmw_atomicity,
                {"x=10", "x=11", "x=12"}, {"x=1", "x=2"}});
-  t.push_back({"MP+rel+RMW+acq", "T1: data=1; flag=1 (release) | T2: flag.fetch_add(1) (relaxed) | T3: r1=flag "
+  t.push_back({"MP+rel+RMW+acq", "T1: data=1; flag=1 (release) ∥ T2: flag.fetch_add(1) (relaxed) ∥ T3: r1=flag "
                "(acquire); r2=data", mp_release_sequence,
                {out(0, 0), out(0, 1), out(1, 0), out(1, 1), out(2, 1)}, {out(2, 0)}});
   for (test& x : t) {

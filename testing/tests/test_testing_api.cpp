@@ -250,6 +250,12 @@ BOOST_AUTO_TEST_CASE(bad_records_are_refused_naming_the_pointer) {
   BOOST_TEST(refused_naming(with("\"kind\": \"oracle\"", "\"kind\": \"boom\""), "r.json: /failure/kind: expected"));
   BOOST_TEST(refused_naming(with("\"test\": \"t\",", ""), "r.json: /test: expected a field holding a string"));
   BOOST_TEST(refused_naming(with("\"test\": \"t\",", "\"scenario\": {},"), "r.json: /scenario: expected a library test's record"));
+  // The memory model a record ran under replays with it; a record from
+  // before the model (no field) ran with every load reading the newest store.
+  BOOST_TEST(!lt::read_test_record_text(good, "r.json").config.seq_cst_only);
+  BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false", "\"seq_cst_only\": true"), "r.json").config.seq_cst_only);
+  BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false,", ""), "r.json").config.seq_cst_only);
+  BOOST_TEST(refused_naming(with("\"seq_cst_only\": false", "\"seq_cst_only\": 0"), "r.json: /seq_cst_only: expected true or false, found 0"));
 }
 
 BOOST_AUTO_TEST_CASE(the_environment_sets_the_budget_or_is_refused) {
@@ -273,6 +279,16 @@ BOOST_AUTO_TEST_CASE(the_environment_sets_the_budget_or_is_refused) {
   ::setenv("LOCKSTEP_RUNS", "0", 1);
   BOOST_CHECK_THROW(lt::apply_environment(o), lt::bad_input);
   ::unsetenv("LOCKSTEP_RUNS");
+  BOOST_TEST(!o.seq_cst_only);
+  ::setenv("LOCKSTEP_SEQ_CST_ONLY", "1", 1);
+  lt::apply_environment(o);
+  BOOST_TEST(o.seq_cst_only);
+  BOOST_TEST(lt::config_for(o, "random", 1).seq_cst_only);
+  ::setenv("LOCKSTEP_SEQ_CST_ONLY", "yes", 1);
+  BOOST_CHECK_EXCEPTION(lt::apply_environment(o), lt::bad_input, [](const lt::bad_input& e) {
+    return std::string(e.what()).find("LOCKSTEP_SEQ_CST_ONLY=\"yes\": expected 0 or 1") != std::string::npos;
+  });
+  ::unsetenv("LOCKSTEP_SEQ_CST_ONLY");
 }
 
 // A body that keeps state between runs fails once and then holds: the
