@@ -398,12 +398,10 @@ happens_before& executor::start_race_detection() {
   return *clocks_;
 }
 
-memory_model* executor::start_memory_model() {
-  if (memory_ == nullptr && !config_.seq_cst_only) {
-    start_race_detection();
-    memory_storage_.clear();
-    memory_ = &memory_storage_;
-  }
+memory_model* executor::start_memory_model_now() {
+  start_race_detection();
+  memory_storage_.clear();
+  memory_ = &memory_storage_;
   return memory_;
 }
 

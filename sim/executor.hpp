@@ -394,7 +394,10 @@ class executor {
   [[nodiscard]] memory_model* memory() { return memory_; }
   /// memory(), started now (with the race detector's clocks, which it reads)
   /// unless the run is seq_cst_only.
-  memory_model* start_memory_model();
+  memory_model* start_memory_model() {
+    if (memory_ != nullptr || config_.seq_cst_only) return memory_;
+    return start_memory_model_now();
+  }
   static constexpr std::uint64_t fiber_key(fiber_id id) { return fiber_key_bit | id; }
   static constexpr std::uint64_t fiber_key_bit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t atomic_key_bit = std::uint64_t{1} << 62;
@@ -513,6 +516,7 @@ class executor {
   void order_access(std::uint64_t key);
   happens_before* clocks_ = nullptr;  // &clock_storage_ while the run detects races
   happens_before clock_storage_;
+  memory_model* start_memory_model_now();
   memory_model* memory_ = nullptr;  // &memory_storage_ once a run uses an order weaker than seq_cst
   memory_model memory_storage_{*this, clock_storage_};
   // What reports say of fibers that ended while the race detector was on

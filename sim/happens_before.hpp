@@ -37,7 +37,7 @@ class happens_before {
   /// The epoch `t` is in now.
   [[nodiscard]] epoch now(fiber_id t);
   /// Whatever happened at `e` happens before `t`'s next step.
-  [[nodiscard]] bool ordered_before(epoch e, fiber_id t);
+  [[nodiscard]] bool ordered_before(epoch e, fiber_id t) const;
 
   /// `child` starts after everything its parent did so far (no parent: the
   /// run's main fiber, or a fiber the scheduler starts).
@@ -108,7 +108,8 @@ class happens_before {
   fiber_clocks& of(fiber_id t);
   void tick(fiber_id t) { ++of(t).now[t]; }
 
-  std::vector<fiber_clocks> fibers_;
+  std::vector<fiber_clocks> fibers_;  // [used_, size) are empty, kept for their capacity
+  std::size_t used_ = 0;
   std::unordered_map<std::uint64_t, vector_clock> published_;
 };
 

@@ -19,7 +19,10 @@ bool releases(std::memory_order o) {
 }  // namespace
 
 void memory_model::clear() {
-  views_.clear();
+  for (fiber_view& v : views_) {  // kept for their capacity, as the clocks are
+    v.fenced.clear();
+    v.sc_fence = 0;
+  }
   sc_fences_.clear();
   sc_stores_ = 0;
 }
@@ -33,12 +36,14 @@ void memory_model::seed(store_history& h, const void* value, std::uint64_t key) 
   if (!h.empty()) return;
   store_history::store s{{everyone, 0}, 0, false, {}, {}};
   if (const happens_before::vector_clock* c = hb_->published(key)) s.published = *c;
+  h.stores_.reserve(4);  // most locations see a few stores a run: one allocation, not three
+  h.values_.reserve(4 * h.bytes_);
   insert(h, 0, std::move(s), value);
 }
 
 bool memory_model::seen(happens_before::epoch e, fiber_id t, bool seq_cst) const {
   if (e.fiber == everyone || hb_->ordered_before(e, t)) return true;
-  if (t < views_.size()) {
+  if (t < views_.size()) {  // (stale entries past the run's fibers are empty)
     const happens_before::vector_clock& v = views_[t].fenced;
     if (e.fiber < v.size() && v[e.fiber] >= e.time) return true;
   }

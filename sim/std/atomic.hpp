@@ -58,6 +58,7 @@ class atomic_base {
   [[nodiscard]] bool is_lock_free() const noexcept { return true; }
   T load(memory_order o = memory_order_seq_cst, site where = site()) const {
     touch("atomic.load", where);
+    if (plain(o)) return value_;
     if (sim::memory_model* m = model(o)) return value_at(m->load(history_, me(), o));
     ordered_load(o);
     return value_;
@@ -65,7 +66,9 @@ class atomic_base {
   operator T() const { return load(); }  // NOLINT(google-explicit-constructor): as std::atomic
   void store(T v, memory_order o = memory_order_seq_cst, site where = site()) {
     touch("atomic.store", where);
-    if (sim::memory_model* m = model(o)) {
+    if (plain(o)) {
+      value_ = v;
+    } else if (sim::memory_model* m = model(o)) {
       m->store(history_, me(), o, &v);
       value_ = value_at(history_.size() - 1);  // unchanged when it went before the newest
     } else {
@@ -151,6 +154,12 @@ class atomic_base {
   }
 
   sim::fiber_id me() const { return ex_->current().id; }
+  /// Nothing but the value matters: seq_cst, and neither the model nor the
+  /// race detector running (the model starts the detector's clocks). One
+  /// test on the path every all-seq_cst program takes.
+  bool plain(memory_order o, memory_order other = memory_order_seq_cst) const {
+    return ex_->clocks() == nullptr && o == memory_order_seq_cst && other == memory_order_seq_cst;
+  }
   /// The memory model, seeded with this atomic's value, when the run has
   /// one: started by the first operation weaker than seq_cst (`o` or
   /// `other`, a compare-exchange's other order); null while every load reads
@@ -172,7 +181,9 @@ class atomic_base {
   }
   /// A read-modify-write: reads the newest store, writes `v` after it.
   void modify(memory_order o, T v, memory_order other = memory_order_seq_cst) {
-    if (sim::memory_model* m = model(o, other)) {
+    if (plain(o, other)) {
+      // nothing to order or keep
+    } else if (sim::memory_model* m = model(o, other)) {
       m->modify(history_, me(), o, &v);
     } else {
       ordered_modify(o);
@@ -182,6 +193,7 @@ class atomic_base {
   }
   /// A load of the newest store (a compare-exchange that failed, a wait that ended).
   void load_newest(memory_order o, memory_order other) const {
+    if (plain(o, other)) return;
     if (sim::memory_model* m = model(o, other)) {
       m->load_newest(history_, me(), o);
     } else {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "../../sim/runtime.hpp"
 #include "../../sim/std.hpp"
 
 namespace lockstep::litmus {
@@ -312,6 +313,33 @@ inline std::string mp_release_sequence() {
   bump.join();
   reader.join();
   return out(r1, r2);
+}
+
+// A test-and-test-and-set spin lock with the orders it needs: its relaxed
+// test may read a stale "held" many times over (a choice each time), yet it
+// ends, since a load never reads older than what it read before and the
+// strategies draw the newest store as often as any. `yielding` spins with
+// this_thread::yield, otherwise busy on the atomic.
+inline void ttas_spin_lock(bool yielding) {
+  cc::atomic<bool> held{false};
+  int counter = 0;  // guarded by the lock: a lost increment is the bug
+  const auto work = [&] {
+    for (int i = 0; i < 2; ++i) {
+      for (;;) {
+        while (held.load(rlx)) {
+          if (yielding) cc::this_thread::yield();
+        }
+        if (!held.exchange(true, acq)) break;
+      }
+      counter = counter + 1;
+      held.store(false, rel);
+    }
+  };
+  cc::thread a(work);
+  cc::thread b(work);
+  a.join();
+  b.join();
+  lockstep::sim::check(counter == 4, "mutual_exclusion", "an increment was lost");
 }
 
 inline std::vector<test> all_tests() {

@@ -4,6 +4,7 @@
 // sampling reach the weak outcomes (those no interleaving gives).
 //
 //   build/testing/litmus_report [RUNS] > table.md     (RUNS seeds per strategy, default 10000)
+//   build/testing/litmus_report --spin RUNS [--seq-cst-only]   (the spin locks: failures in RUNS seeds per strategy)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -67,7 +68,42 @@ std::string joined(const std::set<std::string>& s) {
 
 }  // namespace
 
+/// The correct spin locks (litmus::ttas_spin_lock) under each strategy with
+/// the model on: failures (and their kinds) in `runs` seeds, and the steps.
+int spin(std::uint64_t runs, bool seq_cst_only) {
+  std::printf("| spin lock | strategy | runs | failed | mean steps | max steps |\n|---|---|---:|---:|---:|---:|\n");
+  for (const bool yielding : {true, false}) {
+    for (const char* strategy : {"random", "pct", "fifo"}) {
+      std::uint64_t failed = 0;
+      std::uint64_t steps = 0;
+      std::uint64_t most = 0;
+      std::string first;
+      for (std::uint64_t seed = 1; seed <= runs; ++seed) {
+        sim::run_config c;
+        c.seed = seed;
+        c.strategy = strategy;
+        c.options.pct_steps = 200;
+        c.trace = sim::trace_mode::off;
+        c.max_steps = 100'000;
+        c.seq_cst_only = seq_cst_only;
+        const sim::run_result r = sim::run(c, [&](sim::runtime&) { litmus::ttas_spin_lock(yielding); });
+        steps += r.steps;
+        most = r.steps > most ? r.steps : most;
+        if (!r.ok() && failed++ == 0) first = " (seed " + std::to_string(seed) + ": " + r.failed->message + ")";
+      }
+      std::printf("| %s | %s | %llu | %llu%s | %.1f | %llu |\n", yielding ? "yielding" : "busy", strategy,
+                  static_cast<unsigned long long>(runs), static_cast<unsigned long long>(failed), first.c_str(),
+                  static_cast<double>(steps) / static_cast<double>(runs), static_cast<unsigned long long>(most));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--spin") {
+    return spin(std::strtoull(argv[2], nullptr, 10), argc > 3 && std::string(argv[3]) == "--seq-cst-only");
+  }
   const std::uint64_t runs = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000;
   std::printf("| test | shape | allowed | seen (model on) | forbidden, seen | schedules (bound) | weak outcomes "
               "(no interleaving gives them) | random: weak / %llu | pct: weak / %llu |\n",
