@@ -38,9 +38,10 @@ struct test {
   std::set<std::string> allowed;    ///< every outcome C++20 allows: each must be seen
   std::set<std::string> forbidden;  ///< outcomes that must never be seen
   std::string note{};               ///< where lockstep departs from the standard, said
-  /// The search's preemption bound (none: every schedule). The four-thread
-  /// shapes have too many schedules for that; their weak outcomes need few
-  /// preemptions, since a load may read an older store without one.
+  /// The search's preemption bound (none: every schedule). The shapes of
+  /// three and four threads have too many schedules for ctest under ASan;
+  /// their weak outcomes need few preemptions, since a load may read an
+  /// older store without one (litmus_report searches them at 3).
   std::optional<std::uint32_t> preemption_bound{};
 };
 
@@ -417,7 +418,10 @@ inline std::vector<test> all_tests() {
                "(acquire); r2=data", mp_release_sequence,
                {out(0, 0), out(0, 1), out(1, 0), out(1, 1), out(2, 1)}, {out(2, 0)}});
   for (test& x : t) {
-    if (x.name.rfind("IRIW", 0) == 0 || x.name == "CoRR") x.preemption_bound = 2;
+    if (x.name.rfind("IRIW", 0) == 0 || x.name.rfind("WRC", 0) == 0 || x.name == "CoRR" ||
+        x.name == "MP+rel+RMW+acq") {
+      x.preemption_bound = 1;
+    }
   }
   return t;
 }
