@@ -430,6 +430,49 @@ inline void init_twice(bool buggy) {
   LOCKSTEP_ASSERT_MSG(inits.load() == 1, "initialised twice");
 }
 
+// --- 18. Publication through relaxed atomics only: the payload is an atomic
+// too, so nothing races, but the reader that saw the flag may read the
+// payload's old value (the memory model's stale read; sequentially
+// consistent atomics never show it). Fixed: release the flag, acquire it.
+inline void stale_publication(bool buggy) {
+  cc::atomic<int> payload{0};
+  cc::atomic<bool> ready{false};
+  cc::thread writer([&] {
+    payload.store(42, cc::memory_order_relaxed);
+    ready.store(true, buggy ? cc::memory_order_relaxed : cc::memory_order_release);
+  });
+  cc::thread reader([&] {
+    if (ready.load(buggy ? cc::memory_order_relaxed : cc::memory_order_acquire)) {
+      LOCKSTEP_ASSERT_MSG(payload.load(cc::memory_order_relaxed) == 42, "the flag was seen before the payload");
+    }
+  });
+  writer.join();
+  reader.join();
+}
+
+// --- 19. Dekker's entry with release/acquire flags: each thread raises its
+// flag and enters if the other's is down. Both may read the other's old
+// flag (store buffering), so both enter. Fixed: seq_cst stores and loads,
+// which forbid that outcome.
+inline void dekker_release_acquire(bool buggy) {
+  cc::atomic<bool> flag0{false};
+  cc::atomic<bool> flag1{false};
+  cc::atomic<int> inside{0};
+  const cc::memory_order store_order = buggy ? cc::memory_order_release : cc::memory_order_seq_cst;
+  const cc::memory_order load_order = buggy ? cc::memory_order_acquire : cc::memory_order_seq_cst;
+  auto enter = [&](cc::atomic<bool>& mine, cc::atomic<bool>& theirs) {
+    mine.store(true, store_order);
+    if (!theirs.load(load_order)) {
+      LOCKSTEP_ASSERT_MSG(inside.fetch_add(1) == 0, "both threads entered the critical section");
+      inside.fetch_sub(1);
+    }
+  };
+  cc::thread a([&] { enter(flag0, flag1); });
+  cc::thread b([&] { enter(flag1, flag0); });
+  a.join();
+  b.join();
+}
+
 inline const std::vector<classic_program>& classic_programs() {
   static const std::vector<classic_program> all = {
       {"lost_update", "lost update (data race)", "Relacy and loom's first examples", lost_update},
@@ -452,6 +495,10 @@ inline const std::vector<classic_program>& classic_programs() {
       {"write_under_shared_lock", "data race", "reader-writer lock misuse", write_under_shared_lock},
       {"work_stealing_last_item", "work-stealing queue", "Chase & Lev, SPAA 2005; CHESS", work_stealing_last_item},
       {"init_twice", "atomicity violation", "flag-guarded initialisation", init_twice},
+      {"stale_publication", "stale read (memory model)", "loom, Relacy, C11Tester (MP with atomics)",
+       stale_publication},
+      {"dekker_release_acquire", "store buffering (memory model)", "Dekker; the SB litmus test",
+       dekker_release_acquire},
   };
   return all;
 }
