@@ -49,7 +49,10 @@
 //                      Hold it for short critical sections only: the real
 //                      backend may block an OS thread on it.
 //   R::atomic<T>       load, store, exchange, compare_exchange, fetch_add,
-//                      fetch_sub; sequentially consistent.
+//                      fetch_sub, each with an optional std::memory_order
+//                      (seq_cst by default): the threads backend runs with it,
+//                      the simulator models it (sim/memory_model.hpp), so an
+//                      order too weak is found in simulation.
 //   R::channel<T>      factory: bounded(rt, cap) / unbounded(rt) return
 //                      {sender, receiver}. MPSC; sender is copyable, the
 //                      receiver move-only.
@@ -80,6 +83,7 @@
 //                      cancelled() await point until cancelled.
 #pragma once
 
+#include <atomic>  // determinism-rules: allow (std::memory_order, which R::atomic<T> takes)
 #include <concepts>
 #include <cstdint>
 #include <exception>
@@ -173,6 +177,12 @@ concept Runtime = requires(R& rt, const R& crt, std::int64_t t, std::uint32_t co
   requires std::constructible_from<typename R::notify, R&>;
   requires std::constructible_from<typename R::cancellation_token, R&>;
   requires std::constructible_from<typename R::template atomic<int>, R&, int>;
+  requires requires(typename R::template atomic<int>& a, int v) {
+    { a.load(std::memory_order_acquire) } -> std::same_as<int>;
+    a.store(v, std::memory_order_release);
+    { a.fetch_add(v, std::memory_order_relaxed) } -> std::same_as<int>;
+    { a.compare_exchange(v, v, std::memory_order_acq_rel) } -> std::same_as<bool>;
+  };
   requires std::constructible_from<typename R::template watch<int>, R&, int>;
   { R::template channel<int>::bounded(rt, std::size_t{1}) };
   { R::template channel<int>::unbounded(rt) };

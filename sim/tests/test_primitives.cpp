@@ -9,10 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sim/dfs_search.hpp"
 #include "sim/tests/sim_test_util.hpp"
 
 using namespace lockstep::sim;
@@ -243,6 +246,60 @@ BOOST_AUTO_TEST_CASE(fetch_add_never_loses_an_update) {
   for (std::uint64_t seed = 0; seed < 1000; ++seed) {
     BOOST_TEST_CONTEXT("seed " << seed) { BOOST_TEST(final_count(seed, false) == 10); }
   }
+}
+
+namespace {
+// Message passing on the seam's atomics with the given orders: the outcomes
+// (flag seen, data seen) over every schedule and every load's choice.
+std::set<std::pair<int, int>> message_passing(std::memory_order store_flag, std::memory_order load_flag,
+                                              bool seq_cst_only) {
+  std::set<std::pair<int, int>> seen;
+  run_config c = config(1, "random", 3);
+  c.trace = trace_mode::off;
+  c.seq_cst_only = seq_cst_only;
+  const dfs_bounds unbounded{std::nullopt, std::nullopt, 10'000, false};
+  const dfs_outcome o = search_dfs(
+      c, unbounded, 0,
+      [&](const run_config& rc) {
+        return run(rc, [&](runtime& rt) {
+          atomic<int> data(rt, 0);
+          atomic<int> flag(rt, 0);
+          int r1 = 0;
+          int r2 = 0;
+          auto w = rt.spawn_on(1, "writer", [&] {
+            data.store(1, std::memory_order_relaxed);
+            flag.store(1, store_flag);
+          });
+          auto r = rt.spawn_on(2, "reader", [&] {
+            r1 = flag.load(load_flag);
+            r2 = data.load(std::memory_order_relaxed);
+          });
+          w.join();
+          r.join();
+          seen.insert({r1, r2});
+        });
+      },
+      [] { return false; });
+  BOOST_TEST(o.exhausted);
+  return seen;
+}
+}  // namespace
+
+// The seam's atomics take the orders the threads backend runs with, and the
+// simulator models them (sim/memory_model.hpp, the litmus tests in
+// testing/litmus): a relaxed flag lets the reader see it before the data;
+// release and acquire do not; seq_cst_only never does.
+BOOST_AUTO_TEST_CASE(the_orders_engine_code_names_are_modelled) {
+  const std::pair<int, int> stale{1, 0};
+  const auto relaxed = message_passing(std::memory_order_relaxed, std::memory_order_relaxed, false);
+  BOOST_TEST(relaxed.count(stale) == 1U);
+  BOOST_TEST(relaxed.size() == 4U);
+  const auto ordered = message_passing(std::memory_order_release, std::memory_order_acquire, false);
+  BOOST_TEST(ordered.count(stale) == 0U);
+  BOOST_TEST(ordered.size() == 3U);
+  const auto sc_only = message_passing(std::memory_order_relaxed, std::memory_order_relaxed, true);
+  BOOST_TEST(sc_only.count(stale) == 0U);
+  BOOST_TEST(message_passing(std::memory_order_seq_cst, std::memory_order_seq_cst, false) == sc_only);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
