@@ -19,12 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "../../sim/dfs_search.hpp"
 #include "../../sim/runtime.hpp"
 #include "../../sim/std.hpp"
 
 namespace lockstep::litmus {
 
 namespace cc = lockstep::sim_std;
+namespace sim = lockstep::sim;
 using mo = cc::memory_order;
 inline constexpr mo rlx = cc::memory_order_relaxed;
 inline constexpr mo acq = cc::memory_order_acquire;
@@ -44,6 +46,36 @@ struct test {
   /// older store without one (litmus_report searches them at 3).
   std::optional<std::uint32_t> preemption_bound{};
 };
+
+/// What running every schedule of a program found.
+struct search {
+  std::set<std::string> outcomes;
+  std::uint64_t schedules = 0;
+  bool exhausted = false;                  ///< every schedule within the bounds ran
+  std::optional<sim::run_result> failure;  ///< the first failing run, if one failed
+};
+
+/// Every schedule of `program(outcomes)`, every load's and store's choice
+/// included (dfs within the bounds; none: all), at most `max_schedules`.
+template <class Program>
+search every_schedule(Program program, bool seq_cst_only, std::optional<std::uint32_t> preemption_bound = std::nullopt,
+                      std::optional<std::uint32_t> delay_bound = std::nullopt,
+                      std::uint64_t max_schedules = 5'000'000) {
+  search s;
+  sim::run_config c;
+  c.seed = 1;
+  c.trace = sim::trace_mode::off;
+  c.seq_cst_only = seq_cst_only;
+  const sim::dfs_bounds bounds{preemption_bound, delay_bound, 10'000, false};
+  const sim::dfs_outcome o = sim::search_dfs(
+      c, bounds, max_schedules,
+      [&](const sim::run_config& rc) { return sim::run(rc, [&](sim::runtime&) { program(s.outcomes); }); },
+      [] { return false; });
+  s.schedules = o.schedules;
+  s.exhausted = o.exhausted;
+  s.failure = o.failure;
+  return s;
+}
 
 inline std::string out(int r1, int r2) { return "r1=" + std::to_string(r1) + " r2=" + std::to_string(r2); }
 inline std::string out(int r1, int r2, int r3) { return out(r1, r2) + " r3=" + std::to_string(r3); }
@@ -340,7 +372,7 @@ inline void ttas_spin_lock(bool yielding) {
   cc::thread b(work);
   a.join();
   b.join();
-  lockstep::sim::check(counter == 4, "mutual_exclusion", "an increment was lost");
+  sim::check(counter == 4, "mutual_exclusion", "an increment was lost");
 }
 
 inline std::vector<test> all_tests() {

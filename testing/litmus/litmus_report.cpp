@@ -22,26 +22,9 @@ namespace litmus = lockstep::litmus;
 
 namespace {
 
-struct searched {
-  std::set<std::string> outcomes;
-  std::uint64_t schedules = 0;
-  bool exhausted = false;
-};
-
-searched every_schedule(const litmus::test& t, bool seq_cst_only, std::optional<std::uint32_t> bound) {
-  searched s;
-  sim::run_config c;
-  c.seed = 1;
-  c.trace = sim::trace_mode::off;
-  c.seq_cst_only = seq_cst_only;
-  const sim::dfs_bounds bounds{bound, std::nullopt, 10'000, false};
-  const sim::dfs_outcome o = sim::search_dfs(
-      c, bounds, 0,
-      [&](const sim::run_config& rc) { return sim::run(rc, [&](sim::runtime&) { s.outcomes.insert(t.program()); }); },
-      [] { return false; });
-  s.schedules = o.schedules;
-  s.exhausted = o.exhausted;
-  return s;
+litmus::search every_schedule(const litmus::test& t, bool seq_cst_only, std::optional<std::uint32_t> bound) {
+  return litmus::every_schedule([&](std::set<std::string>& seen) { seen.insert(t.program()); }, seq_cst_only, bound,
+                                std::nullopt, 0);
 }
 
 /// How many of `runs` seeds under `strategy` end in each outcome.
@@ -113,8 +96,8 @@ int main(int argc, char** argv) {
     // The shapes ctest bounds: two more preemptions than it affords.
     const std::optional<std::uint32_t> bound =
         t.preemption_bound ? std::optional<std::uint32_t>(*t.preemption_bound + 2) : std::nullopt;
-    const searched on = every_schedule(t, false, bound);
-    const searched sc = every_schedule(t, true, bound);
+    const litmus::search on = every_schedule(t, false, bound);
+    const litmus::search sc = every_schedule(t, true, bound);
     std::set<std::string> seen_forbidden;
     for (const std::string& o : t.forbidden) {
       if (on.outcomes.count(o) != 0) seen_forbidden.insert(o);

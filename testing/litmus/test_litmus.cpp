@@ -26,29 +26,14 @@ namespace cc = lockstep::sim_std;
 
 namespace {
 
-struct search {
-  std::set<std::string> outcomes;
-  std::uint64_t schedules = 0;
-  std::optional<sim::run_result> failure;
-};
+using litmus::search;
 
-/// Every schedule of `program`, every load's and store's choice included.
+/// litmus::every_schedule, which must finish (or fail).
 template <class Program>
 search every_schedule(Program program, bool seq_cst_only, std::optional<std::uint32_t> preemption_bound = std::nullopt,
                       std::optional<std::uint32_t> delay_bound = std::nullopt) {
-  search s;
-  sim::run_config c;
-  c.seed = 1;
-  c.trace = sim::trace_mode::off;
-  c.seq_cst_only = seq_cst_only;
-  const sim::dfs_bounds bounds{preemption_bound, delay_bound, 10'000, false};
-  const sim::dfs_outcome o = sim::search_dfs(
-      c, bounds, 5'000'000,
-      [&](const sim::run_config& rc) { return sim::run(rc, [&](sim::runtime&) { program(s.outcomes); }); },
-      [] { return false; });
-  s.schedules = o.schedules;
-  s.failure = o.failure;
-  BOOST_TEST((o.exhausted || o.failure.has_value()), "the search did not finish: " << o.schedules << " schedules, " << o.nondeterminism);
+  search s = litmus::every_schedule(program, seq_cst_only, preemption_bound, delay_bound);
+  BOOST_TEST((s.exhausted || s.failure.has_value()), "the search did not finish: " << s.schedules << " schedules");
   return s;
 }
 
