@@ -31,7 +31,17 @@ class atomic {
   atomic(const atomic&) = delete;
   atomic& operator=(const atomic&) = delete;
 
-  T load(order o = sc) {
+  // Each operation twice: without an order (the engine's every call today),
+  // where the fast path tests only whether the model is running, and with one.
+  T load() {
+    ex_.schedule_point();
+    if (ex_.memory() == nullptr) [[likely]] {
+      ex_.access(key_);
+      return value_;
+    }
+    return load_modelled(sc);
+  }
+  T load(order o) {
     ex_.schedule_point();
     if (plain(o)) [[likely]] {
       ex_.access(key_);
@@ -39,7 +49,8 @@ class atomic {
     }
     return load_modelled(o);
   }
-  void store(T v, order o = sc) {
+  void store(T v) { store(v, sc); }
+  void store(T v, order o) {
     ex_.schedule_point();
     if (plain(o)) [[likely]] {
       ex_.access(key_);
@@ -70,13 +81,25 @@ class atomic {
     }
     return false;
   }
-  T fetch_add(T d, order o = sc) {
+  T fetch_add(T d) {
+    ex_.schedule_point();
+    T old = value_;
+    modify_sc(static_cast<T>(value_ + d));
+    return old;
+  }
+  T fetch_add(T d, order o) {
     ex_.schedule_point();
     T old = value_;
     modify(static_cast<T>(value_ + d), o);
     return old;
   }
-  T fetch_sub(T d, order o = sc) {
+  T fetch_sub(T d) {
+    ex_.schedule_point();
+    T old = value_;
+    modify_sc(static_cast<T>(value_ - d));
+    return old;
+  }
+  T fetch_sub(T d, order o) {
     ex_.schedule_point();
     T old = value_;
     modify(static_cast<T>(value_ - d), o);
@@ -88,6 +111,14 @@ class atomic {
   /// the runtime API's rule for the race detector (acquire and release on
   /// the atomic) and one value. Everything else is out of line.
   bool plain(order o) const { return ex_.memory() == nullptr && o == sc; }
+  void modify_sc(T v) {
+    if (ex_.memory() == nullptr) [[likely]] {
+      ex_.access(key_);
+    } else {
+      modify_modelled(v, sc);
+    }
+    value_ = v;
+  }
   void modify(T v, order o) {
     if (plain(o)) [[likely]] {
       ex_.access(key_);

@@ -149,9 +149,10 @@ struct run_config {
   /// Fibers alive at once. A run that needs more fails as resource_exhausted,
   /// the same way on every machine (the kernel's own limits are not).
   std::size_t max_live_fibers = 1'000'000;
-  /// sim_std's atomics as sequentially consistent: every load reads the
-  /// newest store, whatever its memory_order says (what lockstep did before
-  /// it modelled C++'s memory model, and cheaper). Off: memory_model.hpp.
+  /// Atomics (sim_std's and the seam's sim::atomic) as sequentially
+  /// consistent: every load reads the newest store, whatever its
+  /// memory_order says (what lockstep did before it modelled C++'s memory
+  /// model, and cheaper). Off: memory_model.hpp.
   bool seq_cst_only = false;
 };
 
@@ -388,7 +389,7 @@ class executor {
   /// (start_race_detection), and then for the rest of the run.
   [[nodiscard]] happens_before* clocks() { return clocks_; }
   happens_before& start_race_detection();
-  /// The C++ memory model for sim_std's atomics (memory_model.hpp): null
+  /// The C++ memory model for atomics (memory_model.hpp): null
   /// until the run's first atomic operation or fence weaker than seq_cst
   /// (start_memory_model), and always under run_config::seq_cst_only.
   [[nodiscard]] memory_model* memory() { return memory_; }

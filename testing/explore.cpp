@@ -405,6 +405,7 @@ std::string describe(const test_record& record) {
          ", k=" + std::to_string(record.config.options.pct_steps) + ")";
   }
   s += " cores=" + std::to_string(record.config.cores);
+  if (record.config.seq_cst_only) s += " seq_cst_only";  // (the memory model off)
   if (r.failed) s += ": " + std::string(sim::to_string(r.failed->kind)) + ": " + r.failed->message;
   s += " (trace hash " + sim::hash_hex(r.trace_hash) + ", " + std::to_string(r.decisions.size()) + " decisions)";
   return s;
