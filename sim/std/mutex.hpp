@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -27,7 +29,6 @@ using std::adopt_lock_t;
 using std::defer_lock;
 using std::defer_lock_t;
 using std::lock;
-using std::scoped_lock;
 using std::try_lock;
 using std::try_to_lock;
 using std::try_to_lock_t;
@@ -213,6 +214,14 @@ void unlock_at(M& m, const site& where) {
     m.unlock();
   }
 }
+template <class M>
+bool try_lock_at(M& m, const site& where) {
+  if constexpr (requires { m.try_lock(where); }) {
+    return m.try_lock(where);
+  } else {
+    return m.try_lock();
+  }
+}
 }  // namespace detail
 
 /// std::lock_guard, taking the caller's line: a report names the line of the
@@ -232,6 +241,68 @@ class lock_guard {
   M& m_;
   detail::site where_;
 };
+
+/// std::scoped_lock, taking the caller's line as lock_guard does. Several
+/// mutexes are taken as std::lock takes them (lock one, try the others; on a
+/// failure release them all and begin again with the one that failed), so
+/// two scoped_locks naming the same mutexes in opposite orders do not
+/// deadlock; every lock, try and unlock is reported at the guard's line.
+template <class... Ms>
+class scoped_lock {
+ public:
+  explicit scoped_lock(Ms&... ms, detail::site where = detail::site()) : ms_(ms...), where_(where) { lock_all(); }
+  scoped_lock(adopt_lock_t, Ms&... ms, detail::site where = detail::site()) : ms_(ms...), where_(where) {}
+  ~scoped_lock() {
+    std::apply([this](auto&... m) { (detail::unlock_at(m, where_), ...); }, ms_);
+  }
+  scoped_lock(const scoped_lock&) = delete;
+  scoped_lock& operator=(const scoped_lock&) = delete;
+
+ private:
+  void lock_all() {
+    if constexpr (sizeof...(Ms) == 1) {
+      detail::lock_at(std::get<0>(ms_), where_);
+    } else if constexpr (sizeof...(Ms) > 1) {
+      std::size_t first = 0;
+      for (;;) {
+        lock_index(first);
+        std::size_t failed = sizeof...(Ms);
+        for (std::size_t i = 0; i < sizeof...(Ms) && failed == sizeof...(Ms); ++i) {
+          if (i != first && !try_index(i)) failed = i;
+        }
+        if (failed == sizeof...(Ms)) return;
+        for (std::size_t i = 0; i < sizeof...(Ms); ++i) {  // release what was taken, then begin at the failure
+          if (i == first || i < failed) unlock_index(i);
+        }
+        first = failed;
+      }
+    }
+  }
+  template <std::size_t... I>
+  void for_index(std::size_t i, std::index_sequence<I...>, int what) {
+    (void)((I == i ? (act(std::get<I>(ms_), what), true) : false) || ...);
+  }
+  template <class M>
+  void act(M& m, int what) {
+    if (what == 0) detail::lock_at(m, where_);
+    if (what == 1) last_try_ = detail::try_lock_at(m, where_);
+    if (what == 2) detail::unlock_at(m, where_);
+  }
+  void lock_index(std::size_t i) { for_index(i, std::index_sequence_for<Ms...>{}, 0); }
+  bool try_index(std::size_t i) {
+    for_index(i, std::index_sequence_for<Ms...>{}, 1);
+    return last_try_;
+  }
+  void unlock_index(std::size_t i) { for_index(i, std::index_sequence_for<Ms...>{}, 2); }
+
+  std::tuple<Ms&...> ms_;
+  detail::site where_;
+  bool last_try_ = false;
+};
+template <class... Ms>
+scoped_lock(Ms&...) -> scoped_lock<Ms...>;
+template <class... Ms>
+scoped_lock(adopt_lock_t, Ms&...) -> scoped_lock<Ms...>;
 
 /// std::unique_lock, whose locking constructor takes the caller's line (the
 /// rest is std's: deferred, try, adopted and timed locking, unlock, release).

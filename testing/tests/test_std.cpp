@@ -225,6 +225,46 @@ BOOST_AUTO_TEST_CASE(a_deadlock_names_the_lines_where_threads_wait) {
   BOOST_TEST(!contains(msg, "(object "));
 }
 
+// scoped_lock takes several mutexes as std::lock does (no deadlock whatever
+// order they are named in), and reports its operations at the guard's line,
+// not inside <mutex>.
+BOOST_AUTO_TEST_CASE(scoped_lock_avoids_the_deadlock_and_reports_its_line) {
+  const lt::explore_result both = explore("scoped_both", [] {
+    cc::mutex a;
+    cc::mutex b;
+    int n = 0;
+    auto one = [&](cc::mutex& x, cc::mutex& y) {
+      cc::scoped_lock lk(x, y);
+      ++n;
+    };
+    cc::thread t1(one, std::ref(a), std::ref(b)), t2(one, std::ref(b), std::ref(a));
+    t1.join();
+    t2.join();
+    LOCKSTEP_ASSERT(n == 2);
+  });
+  BOOST_TEST(both.failures.empty(), first_message(both));
+  BOOST_TEST(both.runs > 100U);
+
+  const int line = __LINE__ + 4;
+  const lt::explore_result r = explore("scoped_line", [] {
+    cc::mutex a("a"), b("b");
+    auto one = [&](cc::mutex& first, cc::mutex& second) {
+      cc::scoped_lock held(first);
+      cc::this_thread::yield();
+      second.lock();
+      second.unlock();
+    };
+    cc::thread t1(one, std::ref(a), std::ref(b)), t2(one, std::ref(b), std::ref(a));
+    t1.join();
+    t2.join();
+  });
+  const std::string msg = first_message(r);
+  BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
+  BOOST_TEST(r.failures.front().record.result.failed->kind == sim::failure_kind::deadlock);
+  BOOST_TEST(contains(msg, "test_std.cpp:" + std::to_string(line) + "\n"), msg);  // in both histories
+  BOOST_TEST(!contains(msg, "mutex:"), msg);  // no line inside <mutex> or <bits/std_mutex.h>
+}
+
 BOOST_AUTO_TEST_CASE(outside_a_simulation_the_types_refuse_in_one_line) {
   try {
     cc::mutex m;
