@@ -162,12 +162,6 @@ class atomic {
     std::memcpy(bytes.data(), history_.value(i), sizeof(T));
     return std::bit_cast<T>(bytes);
   }
-  static constexpr order failure_order(order o) {
-    return o == std::memory_order_acq_rel ? std::memory_order_acquire
-           : o == std::memory_order_release ? std::memory_order_relaxed
-                                             : o;
-  }
-
   executor& ex_;
   std::uint64_t key_;  // its identity for a search that reorders by what steps touch
   T value_;            // the newest store's

@@ -6,17 +6,6 @@
 #include "sim/executor.hpp"
 
 namespace lockstep::sim {
-namespace {
-
-bool acquires(std::memory_order o) {
-  return o == std::memory_order_acquire || o == std::memory_order_consume || o == std::memory_order_acq_rel ||
-         o == std::memory_order_seq_cst;
-}
-bool releases(std::memory_order o) {
-  return o == std::memory_order_release || o == std::memory_order_acq_rel || o == std::memory_order_seq_cst;
-}
-
-}  // namespace
 
 void memory_model::clear() {
   for (fiber_view& v : views_) {  // kept for their capacity, as the clocks are

@@ -43,6 +43,21 @@ namespace lockstep::sim {
 
 class executor;
 
+/// What an order does: acquire (consume is taken as acquire), release, and
+/// the order a compare-exchange's failure has when one order is given.
+constexpr bool acquires(std::memory_order o) {
+  return o == std::memory_order_acquire || o == std::memory_order_consume || o == std::memory_order_acq_rel ||
+         o == std::memory_order_seq_cst;
+}
+constexpr bool releases(std::memory_order o) {
+  return o == std::memory_order_release || o == std::memory_order_acq_rel || o == std::memory_order_seq_cst;
+}
+constexpr std::memory_order failure_order(std::memory_order o) {
+  return o == std::memory_order_acq_rel   ? std::memory_order_acquire
+         : o == std::memory_order_release ? std::memory_order_relaxed
+                                          : o;
+}
+
 /// One atomic location's stores, in modification order, with their values
 /// as bytes (any trivially copyable T).
 class store_history {

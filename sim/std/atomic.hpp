@@ -37,13 +37,8 @@ using std::memory_order_seq_cst;
 
 namespace detail {
 
-constexpr bool acquires(memory_order o) {
-  return o == memory_order_acquire || o == memory_order_consume || o == memory_order_acq_rel ||
-         o == memory_order_seq_cst;
-}
-constexpr bool releases(memory_order o) {
-  return o == memory_order_release || o == memory_order_acq_rel || o == memory_order_seq_cst;
-}
+using sim::acquires;
+using sim::releases;
 
 /// Operations every atomic has, whatever T is.
 template <class T>
@@ -95,7 +90,7 @@ class atomic_base {
   /// The one-order form: a failure orders as `order` does, without its release.
   bool compare_exchange_strong(T& expected, T desired, memory_order order = memory_order_seq_cst,
                              site where = site()) {
-    return compare_exchange_strong(expected, desired, order, failure_order(order), where);
+    return compare_exchange_strong(expected, desired, order, sim::failure_order(order), where);
   }
   bool compare_exchange_weak(T& expected, T desired, memory_order success, memory_order failure,
                              site where = site()) {
@@ -109,7 +104,7 @@ class atomic_base {
   }
   bool compare_exchange_weak(T& expected, T desired, memory_order order = memory_order_seq_cst,
                              site where = site()) {
-    return compare_exchange_weak(expected, desired, order, failure_order(order), where);
+    return compare_exchange_weak(expected, desired, order, sim::failure_order(order), where);
   }
   /// Blocks while the value equals `old` (C++20 atomic waiting): returns
   /// only once a store changed it, as std's does.
@@ -141,9 +136,6 @@ class atomic_base {
     load_newest(failure, success);
     expected = value_;
     return false;
-  }
-  static constexpr memory_order failure_order(memory_order o) {
-    return o == memory_order_acq_rel ? memory_order_acquire : o == memory_order_release ? memory_order_relaxed : o;
   }
   template <class F>
   T read_modify_write(const char* op, const site& where, memory_order o, F f) {

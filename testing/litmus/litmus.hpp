@@ -375,6 +375,19 @@ inline void ttas_spin_lock(bool yielding) {
   sim::check(counter == 4, "mutual_exclusion", "an increment was lost");
 }
 
+/// One run of ttas_spin_lock under `strategy` (pct's k sized for it).
+inline sim::run_result run_spin_lock(std::uint64_t seed, const char* strategy, bool yielding,
+                                     bool seq_cst_only = false) {
+  sim::run_config c;
+  c.seed = seed;
+  c.strategy = strategy;
+  c.options.pct_steps = 200;  // it runs 20 to 30 steps
+  c.trace = sim::trace_mode::off;
+  c.max_steps = 100'000;
+  c.seq_cst_only = seq_cst_only;
+  return sim::run(c, [yielding](sim::runtime&) { ttas_spin_lock(yielding); });
+}
+
 inline std::vector<test> all_tests() {
   const std::set<std::string> any2 = every(2);
   std::vector<test> t;

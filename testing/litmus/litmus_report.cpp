@@ -62,14 +62,7 @@ int spin(std::uint64_t runs, bool seq_cst_only) {
       std::uint64_t most = 0;
       std::string first;
       for (std::uint64_t seed = 1; seed <= runs; ++seed) {
-        sim::run_config c;
-        c.seed = seed;
-        c.strategy = strategy;
-        c.options.pct_steps = 200;
-        c.trace = sim::trace_mode::off;
-        c.max_steps = 100'000;
-        c.seq_cst_only = seq_cst_only;
-        const sim::run_result r = sim::run(c, [&](sim::runtime&) { litmus::ttas_spin_lock(yielding); });
+        const sim::run_result r = litmus::run_spin_lock(seed, strategy, yielding, seq_cst_only);
         steps += r.steps;
         most = r.steps > most ? r.steps : most;
         if (!r.ok() && failed++ == 0) first = " (seed " + std::to_string(seed) + ": " + r.failed->message + ")";

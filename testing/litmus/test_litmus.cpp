@@ -167,13 +167,7 @@ BOOST_AUTO_TEST_CASE(a_correct_spin_lock_holds_under_every_strategy_with_the_mod
       BOOST_TEST_CONTEXT((yielding ? "yielding, " : "busy, ") << strategy) {
         std::uint64_t failed = 0;
         for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
-          sim::run_config c;
-          c.seed = seed;
-          c.strategy = strategy;
-          c.options.pct_steps = 200;
-          c.trace = sim::trace_mode::off;
-          c.max_steps = 100'000;
-          const sim::run_result r = sim::run(c, [&](sim::runtime&) { litmus::ttas_spin_lock(yielding); });
+          const sim::run_result r = litmus::run_spin_lock(seed, strategy, yielding);
           if (!r.ok()) {
             if (failed++ == 0) BOOST_TEST_MESSAGE("seed " << seed << ": " << r.failed->message);
           }
