@@ -156,7 +156,7 @@ void holds_on_sim(const generated_case& c, const std::string& property) {
   config.cores = p.scen->cores;
   config.max_steps = max_steps;
   config.trace = sim::trace_mode::hash;
-  config = cli::with_pct_steps(p, config);
+  config = cli::with_sizing_run(p, config);
   const sim::run_result r = cli::run_once(p, config);
   if (r.ok()) return;
   RC_FAIL(record_failure(p, config, r, doc, property));

@@ -34,7 +34,7 @@ class atomic {
   // Each operation twice: without an order (the engine's every call today),
   // where the fast path tests only whether the model is running, and with one.
   T load() {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     if (ex_.memory() == nullptr) [[likely]] {
       ex_.access(key_);
       return value_;
@@ -42,7 +42,7 @@ class atomic {
     return load_modelled(sc);
   }
   T load(order o) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     if (plain(o)) [[likely]] {
       ex_.access(key_);
       return value_;
@@ -51,7 +51,7 @@ class atomic {
   }
   void store(T v) { store(v, sc); }
   void store(T v, order o) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     if (plain(o)) [[likely]] {
       ex_.access(key_);
       value_ = v;
@@ -60,7 +60,7 @@ class atomic {
     store_modelled(v, o);
   }
   T exchange(T v, order o = sc) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     T old = value_;
     modify(v, o);
     return old;
@@ -68,7 +68,7 @@ class atomic {
   /// On failure `expected` receives the current value, as std::atomic does.
   /// Reads the newest store either way (a failure is a load of it).
   bool compare_exchange(T& expected, T desired, order o = sc) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     if (value_ == expected) {
       modify(desired, o);
       return true;
@@ -82,25 +82,25 @@ class atomic {
     return false;
   }
   T fetch_add(T d) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     T old = value_;
     modify_sc(static_cast<T>(value_ + d));
     return old;
   }
   T fetch_add(T d, order o) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     T old = value_;
     modify(static_cast<T>(value_ + d), o);
     return old;
   }
   T fetch_sub(T d) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     T old = value_;
     modify_sc(static_cast<T>(value_ - d));
     return old;
   }
   T fetch_sub(T d, order o) {
-    ex_.schedule_point();
+    ex_.schedule_point(key_);
     T old = value_;
     modify(static_cast<T>(value_ - d), o);
     return old;

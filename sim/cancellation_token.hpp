@@ -23,7 +23,7 @@ class cancellation_token {
   explicit cancellation_token(R& rt) : cancellation_token(rt.exec()) {}
 
   void cancel() {
-    s_->ex.schedule_point();
+    s_->ex.schedule_point(s_->id);
     s_->ex.access(s_->id);
     s_->cancelled = true;
     s_->ex.wake_all(s_->waiters);
@@ -31,7 +31,7 @@ class cancellation_token {
   [[nodiscard]] bool is_cancelled() const { return s_->cancelled; }
   void cancelled() {
     state& s = *s_;
-    s.ex.schedule_point();
+    s.ex.schedule_point(s.id);
     s.ex.access(s.id);
     while (!s.cancelled) s.ex.block("cancellation_token", s.id, &s.waiters, std::nullopt, true);
   }

@@ -58,7 +58,7 @@ class channel {
     /// Await point while full. closed hands `v` back.
     send_outcome<T> send(T v) {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       while (true) {
         if (!s.receiver_alive || s.closed) return {send_status::closed, std::move(v)};
@@ -69,7 +69,7 @@ class channel {
     /// Never suspends: full or closed hands `v` back.
     send_outcome<T> try_send(T v) {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       if (!s.receiver_alive || s.closed) return {send_status::closed, std::move(v)};
       if (s.items.size() >= s.capacity) return {send_status::full, std::move(v)};
@@ -126,7 +126,7 @@ class channel {
     /// Await point; nullopt once the channel is closed or senderless and drained.
     std::optional<T> recv() {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       while (true) {
         if (!s.items.empty()) return pop();
@@ -136,7 +136,7 @@ class channel {
     }
     recv_outcome<T> try_recv() {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       if (!s.items.empty()) return {recv_status::item, pop()};
       if (s.senders == 0 || s.closed) return {recv_status::closed, std::nullopt};
@@ -145,7 +145,7 @@ class channel {
     /// Await point until an item arrives, the channel ends, or `deadline_ns`.
     recv_outcome<T> recv_until(std::int64_t deadline_ns) {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       while (true) {
         if (!s.items.empty()) return {recv_status::item, pop()};
@@ -159,7 +159,7 @@ class channel {
     recv_outcome<T> recv_for(std::int64_t ttl_ns) { return recv_until(deadline_after(s_->ex.now(), ttl_ns)); }
     /// Refuses further sends; what is queued still drains.
     void close() {
-      s_->ex.schedule_point();
+      s_->ex.schedule_point(s_->id);
       s_->ex.access(s_->id);
       s_->closed = true;
       s_->ex.wake_all(s_->send_waiters);

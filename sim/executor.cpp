@@ -495,9 +495,10 @@ void executor::list_candidates() {
   candidates_.clear();
   for (const core_slot& c : cores_) {
     if (c.active) {
-      candidates_.push_back({c.active->id, c.active->state == fiber_state::preempted, c.active->ready_seq});
+      const bool preempted = c.active->state == fiber_state::preempted;
+      candidates_.push_back({c.active->id, preempted, c.active->ready_seq, preempted ? c.active->pending : 0});
     } else {
-      for (const fiber* f : c.ready) candidates_.push_back({f->id, false, f->ready_seq});
+      for (const fiber* f : c.ready) candidates_.push_back({f->id, false, f->ready_seq, 0});
     }
   }
 }
@@ -558,7 +559,7 @@ std::size_t executor::choose(std::size_t count, const char* what) {
     // number, dfs branches on it, like any decision.
     candidates_.clear();
     for (std::size_t i = 0; i < count; ++i) {
-      candidates_.push_back({static_cast<std::uint32_t>(i), false, static_cast<std::uint64_t>(i)});
+      candidates_.push_back({static_cast<std::uint32_t>(i), false, static_cast<std::uint64_t>(i), 0});
     }
     try {
       index = strategy_->pick_choice(candidates_, count, step_);

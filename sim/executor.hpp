@@ -222,6 +222,9 @@ struct alignas(64) fiber {
   bool cancellable_wait = false;
   bool timed = false;  ///< its current wait has a deadline (teardown lets the clock move it)
   void* wait_record = nullptr;  ///< a primitive's record of the current wait (notify's waiter)
+  /// While preempted: the object its next operation touches (schedule_point's
+  /// `next`; 0 when not said). Meaningless in any other state.
+  std::uint64_t pending = 0;
   std::string name;
   // Where the program's own code stands, for reports only (never traced: an
   // edit that moves a line must not change a trace). Set by sim_std.
@@ -297,7 +300,10 @@ class executor {
 
   fiber_id spawn(std::uint32_t core, std::string name, unique_function body);
   /// A point where a fiber of another core may run first. Never throws.
-  void schedule_point();
+  /// `next`: the object the operation after this point touches (the key its
+  /// access() will report), kept for strategies that order by it (pos); 0
+  /// when not said.
+  void schedule_point(std::uint64_t next = 0);
   /// Gives up the core; other ready fibers (of any core) may run first.
   void yield_now();
   /// The lowest core other than 0 on which no live fiber was spawned, added
@@ -724,7 +730,7 @@ LOCKSTEP_ALWAYS_INLINE void executor::release_core(fiber& f) {
   if (c.ready.empty()) --busy_cores_;
 }
 
-LOCKSTEP_ALWAYS_INLINE void executor::schedule_point() {
+LOCKSTEP_ALWAYS_INLINE void executor::schedule_point(std::uint64_t next) {
   // Only a fiber of another core can be interleaved here: same-core fibers
   // switch only where they block. So with one busy core there is no choice.
   // (Teardown holds busy_cores_ at 2: every scheduling point returns to it.)
@@ -732,6 +738,7 @@ LOCKSTEP_ALWAYS_INLINE void executor::schedule_point() {
   fiber& f = *current_;
   f.state = fiber_state::preempted;
   f.ready_seq = ++seq_;
+  f.pending = next;
   ++candidates_total_;  // a preempted fiber is its core's one candidate
   switch_away(f);
 }

@@ -20,7 +20,7 @@ class mutex {
   mutex& operator=(const mutex&) = delete;
 
   void lock() {
-    ex_.schedule_point();
+    ex_.schedule_point(id_);
     ex_.access(id_);
     const fiber_id me = ex_.current().id;
     if (owner_ == me) throw std::logic_error("mutex locked twice by the same fiber (self-deadlock)");
@@ -32,7 +32,7 @@ class mutex {
   }
 
   bool try_lock() {
-    ex_.schedule_point();
+    ex_.schedule_point(id_);
     ex_.access(id_);
     if (owner_ != no_fiber) return false;
     owner_ = ex_.current().id;
@@ -40,7 +40,7 @@ class mutex {
   }
 
   void unlock() {
-    ex_.schedule_point();
+    ex_.schedule_point(id_);
     ex_.access(id_);
     if (owner_ != ex_.current().id) [[unlikely]] {
       misused();

@@ -43,7 +43,7 @@ class notify {
 
   /// Wakes the oldest waiter, or stores one permit if nobody waits.
   void notify_one() {
-    ex_.schedule_point();
+    ex_.schedule_point(id_);
     ex_.access(id_);
     signal();
   }
@@ -60,7 +60,7 @@ class notify {
   }
   /// Wakes every current waiter; stores nothing for later ones.
   void notify_waiters() {
-    ex_.schedule_point();
+    ex_.schedule_point(id_);
     ex_.access(id_);
     while (!waiters_.empty()) {
       fiber* f = waiters_.front();
@@ -76,7 +76,7 @@ class notify {
  private:
   bool wait(std::optional<std::int64_t> deadline) {
     executor& ex = ex_;  // `this` may die while we wait; the executor cannot
-    ex.schedule_point();
+    ex.schedule_point(id_);
     ex.access(id_);
     if (permit_) {
       permit_ = false;

@@ -39,7 +39,7 @@ class oneshot {
     /// False (and `v` dropped) when the receiver is gone.
     bool send(T v) {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       if (!s.receiver_alive || s.value.has_value()) return false;
       s.value = std::move(v);
@@ -78,7 +78,7 @@ class oneshot {
     /// Await point; nullopt when the sender was dropped without sending.
     std::optional<T> recv() {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       while (true) {
         if (s.value.has_value()) {

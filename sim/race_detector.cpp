@@ -12,7 +12,7 @@ shadow_cell::shadow_cell(executor& ex, code_site created, std::string name)
 
 void shadow_cell::enter(const char* op, code_site where) {
   ex_->current().record_operation(op, where);
-  ex_->schedule_point();
+  ex_->schedule_point(id_);
   ex_->touch(id_);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -25,6 +26,10 @@ struct candidate {
   /// fiber now preempts it. False for a fiber that yielded, was woken or is new.
   bool preempted = false;
   std::uint64_t ready_seq = 0; ///< when it became runnable; smaller is older
+  /// A preempted fiber's next operation: the object it touches (the key
+  /// on_access will report), or 0 when unknown (not preempted, or a
+  /// scheduling point that does not say).
+  std::uint64_t pending = 0;
 };
 
 class strategy {
@@ -108,6 +113,16 @@ struct replay_departure {
   std::vector<std::uint32_t> runnable;    ///< the fibers that could run at that step
 };
 
+/// What one run touched, per fiber: surw's input (strategy_surw.cpp), measured
+/// by a "profile" run, which makes random's decisions for the same seed (the
+/// same schedule) and counts.
+struct run_profile {
+  std::vector<std::uint64_t> steps;  ///< by fiber id: the steps it ran
+  /// Each object touched (a primitive's key: not a fiber, the clock, the
+  /// program's randomness), with how often each fiber touched it, by id.
+  std::map<std::uint64_t, std::vector<std::uint64_t>> touches;
+};
+
 struct strategy_options {
   std::uint32_t pct_depth = 3;            ///< d: bugs of depth d are found with p >= 1/(n k^(d-1))
   /// k: change points are drawn from [1, k], in steps (every step counts,
@@ -123,19 +138,60 @@ struct strategy_options {
   std::shared_ptr<replay_departure> continue_from;
   /// dfs: the search a run takes its schedule from (dfs.hpp); required by "dfs".
   std::shared_ptr<dfs_tree> dfs;
+  /// "profile": where the run's profile goes; "surw": the profile of a
+  /// random run of the same program and seed (none: every weight is 1, a
+  /// random walk).
+  std::shared_ptr<run_profile> profile;
 };
 
-/// "random", "pct", "fifo", "replay" or "dfs" (with options.dfs), or "guided"
-/// (shrink's own); throws std::invalid_argument otherwise.
+/// "random", "pct", "pos", "surw", "fifo", "replay" or "dfs" (with
+/// options.dfs), "guided" (shrink's own) or "profile" (with options.profile);
+/// throws std::invalid_argument otherwise.
 std::unique_ptr<strategy> make_strategy(std::string_view name, std::uint64_t seed,
                                         const strategy_options& options);
 
+/// Whether a run under `strategy` wants a random run of the same program and
+/// seed first (the CLI and the library make it): pct whose k is 0 (k becomes
+/// that run's length), surw without a profile (that run's profile).
+[[nodiscard]] inline bool needs_sizing_run(std::string_view strategy, const strategy_options& o) {
+  return (strategy == "pct" && o.pct_steps == 0) || (strategy == "surw" && !o.profile);
+}
+
+/// The portfolio (results/strategies.md): the strategies that, alternated,
+/// reach the classic bugs in the fewest executions at their worst. The
+/// library runs each seed under each of them; the CLI's `--strategy
+/// portfolio` runs seed s under portfolio[s % 4].
+inline constexpr std::string_view portfolio[] = {"random", "pct", "pos", "surw"};
+[[nodiscard]] constexpr std::string_view portfolio_strategy(std::uint64_t seed) {
+  return portfolio[seed % (sizeof portfolio / sizeof portfolio[0])];
+}
+
 /// The names make_strategy accepts, for usage messages.
-inline constexpr std::string_view strategy_names[] = {"random", "pct", "fifo", "replay"};
+/// A record may name any of them (replay: a schedule no seed produces).
+inline constexpr std::string_view strategy_names[] = {"random", "pct", "pos", "surw", "fifo", "replay"};
+/// strategy_names as a message lists them: "random, pct, ..., replay".
+inline std::string strategy_name_list() {
+  std::string s;
+  for (const std::string_view n : strategy_names) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+/// Whether `name` is one of strategy_names.
+[[nodiscard]] constexpr bool is_strategy_name(std::string_view name) {
+  for (const std::string_view n : strategy_names) {
+    if (n == name) return true;
+  }
+  return false;
+}
 
 std::unique_ptr<strategy> make_random_strategy(std::uint64_t seed);
 std::unique_ptr<strategy> make_pct_strategy(std::uint64_t seed, std::uint32_t depth,
                                             std::uint64_t steps);
+/// Partial-order sampling (strategy_pos.cpp).
+std::unique_ptr<strategy> make_pos_strategy(std::uint64_t seed);
+/// A selectively uniform random walk over `profile` (strategy_surw.cpp).
+std::unique_ptr<strategy> make_surw_strategy(std::uint64_t seed, std::shared_ptr<const run_profile> profile);
+/// random's decisions for `seed`, counting what each fiber touches into `out`.
+std::unique_ptr<strategy> make_profile_strategy(std::uint64_t seed, std::shared_ptr<run_profile> out);
 std::unique_ptr<strategy> make_fifo_strategy();
 std::unique_ptr<strategy> make_replay_strategy(std::vector<std::uint32_t> decisions);
 /// Follows `guide` where the recorded fiber is runnable; otherwise (and past

@@ -29,7 +29,7 @@ class watch {
     receiver(std::shared_ptr<state> s, std::uint64_t seen) : s_(std::move(s)), seen_(seen) {}
     /// The current value, marked as seen.
     T borrow_and_update() {
-      s_->ex.schedule_point();
+      s_->ex.schedule_point(s_->id);
       s_->ex.access(s_->id);
       seen_ = s_->version;
       return s_->value;
@@ -38,7 +38,7 @@ class watch {
     /// marked seen), or the sender is gone with nothing newer (false).
     bool changed() {
       state& s = *s_;
-      s.ex.schedule_point();
+      s.ex.schedule_point(s.id);
       s.ex.access(s.id);
       while (true) {
         if (s.version != seen_) {
@@ -68,7 +68,7 @@ class watch {
 
   /// Stores `v` whether or not anyone is subscribed, and wakes every waiter.
   void send_replace(T v) {
-    s_->ex.schedule_point();
+    s_->ex.schedule_point(s_->id);
     s_->ex.access(s_->id);
     s_->value = std::move(v);
     ++s_->version;
@@ -76,7 +76,7 @@ class watch {
   }
   /// A receiver that has seen the current value already.
   receiver subscribe() {
-    s_->ex.schedule_point();
+    s_->ex.schedule_point(s_->id);
     s_->ex.access(s_->id);
     return receiver(s_, s_->version);
   }

@@ -41,7 +41,7 @@ std::uint64_t env_u64(const char* name, std::uint64_t min, std::uint64_t fallbac
   return *n;
 }
 
-bool known_strategy(const std::string& s) { return s == "random" || s == "pct" || s == "fifo" || s == "dfs"; }
+bool known_strategy(const std::string& s) { return s == "dfs" || (sim::is_strategy_name(s) && s != "replay"); }
 
 // A file name from a test name: suites are separated by '/', which a file name cannot hold.
 std::string file_stem(const std::string& test) {
@@ -96,7 +96,7 @@ void apply_environment(test_options& o) {
     while (at <= v->size()) {
       const auto comma = v->find(',', at);
       const std::string name = v->substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-      if (!known_strategy(name)) bad_env("LOCKSTEP_STRATEGIES", *v, "a comma-separated list of random, pct, fifo, dfs");
+      if (!known_strategy(name)) bad_env("LOCKSTEP_STRATEGIES", *v, "a comma-separated list of random, pct, pos, surw, fifo, dfs");
       names.push_back(name);
       if (comma == std::string::npos) break;
       at = comma + 1;
@@ -162,19 +162,20 @@ sim::run_config config_for(const test_options& o, const std::string& strategy, s
   return c;
 }
 
-sim::run_config with_pct_steps(sim::run_config config, const test_body& body) {
-  if (config.strategy != "pct" || config.options.pct_steps != 0) return config;
+sim::run_config with_sizing_run(sim::run_config config, const test_body& body) {
+  if (!sim::needs_sizing_run(config.strategy, config.options)) return config;
   sim::run_config probe = config;
-  probe.strategy = "random";
+  probe.strategy = config.strategy == "surw" ? "profile" : "random";  // the same schedule; profile counts
   probe.trace = sim::trace_mode::off;
   probe.record_decisions = false;
+  if (config.strategy == "surw") probe.options.profile = config.options.profile = std::make_shared<sim::run_profile>();
   const auto steps = sim::run(probe, body).steps;
-  config.options.pct_steps = steps == 0 ? 1 : steps;
+  if (config.strategy == "pct") config.options.pct_steps = steps == 0 ? 1 : steps;
   return config;
 }
 
 sim::run_result run_one(const sim::run_config& config, const test_body& body) {
-  return sim::run(with_pct_steps(config, body), body);
+  return sim::run(with_sizing_run(config, body), body);
 }
 
 namespace {
@@ -213,7 +214,7 @@ explore_result explore_parallel(const test_options& o, const test_body& body, ex
       for (std::size_t k = next++; k < tasks.size(); k = next++) {
         task& t = tasks[k];
         try {
-          t.config = with_pct_steps(config_for(o, *t.strategy, t.seed), body);
+          t.config = with_sizing_run(config_for(o, *t.strategy, t.seed), body);
           sim::run_config fast = t.config;
           fast.trace = sim::trace_mode::off;
           t.first = sim::run(fast, body);
@@ -307,7 +308,7 @@ explore_result explore(const std::string& test, const test_options& o, const tes
         return out;
       }
       // k measured here, not inside the run, so the record holds the k used.
-      const sim::run_config c = with_pct_steps(config_for(o, strategy, o.first_seed + i), body);
+      const sim::run_config c = with_sizing_run(config_for(o, strategy, o.first_seed + i), body);
       // Explore untraced: hashing the trace doubles a small run's cost, and
       // only a failure's record needs the hash, so a failing seed is run
       // again with it (the trace never changes a decision).

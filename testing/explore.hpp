@@ -28,9 +28,12 @@ using test_body = std::function<void(sim::runtime&)>;
 struct test_options {
   std::uint32_t cores = 1;          ///< simulated cores (one per thread the test models)
   std::uint64_t first_seed = 1;     ///< seeds first_seed, first_seed + 1, ...
-  std::uint64_t runs = 1000;        ///< seeds per strategy
-  /// Strategies, alternated seed by seed (so a time budget covers each).
-  std::vector<std::string> strategies = {"random", "pct"};
+  std::uint64_t runs = 500;         ///< seeds per strategy
+  /// Strategies, alternated seed by seed (so a time budget covers each). The
+  /// default portfolio is the one with the fewest executions to the first
+  /// failure at its worst (results/strategies.md): 2,000 runs and 1,000
+  /// sizing runs (pct's k, surw's profile) by default.
+  std::vector<std::string> strategies = {"random", "pct", "pos", "surw"};
   std::uint32_t pct_depth = 3;      ///< d
   std::uint64_t pct_steps = 0;      ///< k; 0: the length of a random run of the same seed (as the CLI)
   double time_budget_s = 0;         ///< wall-clock budget for the whole exploration; 0: none
@@ -81,14 +84,15 @@ struct test_options {
 void apply_environment(test_options& o);
 
 /// The run configuration of one seed under one strategy, the trace hashed
-/// (pct_steps still 0 when it is to be measured: see with_pct_steps).
+/// (pct_steps still 0 when it is to be measured: see with_sizing_run).
 sim::run_config config_for(const test_options& o, const std::string& strategy, std::uint64_t seed);
 
-/// A pct config with pct_steps 0 gets k from a random run of the same seed
-/// (what the CLI does); any other config is returned as it is.
-sim::run_config with_pct_steps(sim::run_config config, const test_body& body);
+/// A config that needs a sizing run (sim::needs_sizing_run) gets it, as the
+/// CLI's do: pct with pct_steps 0 its k from a random run of the same seed,
+/// surw its profile from it; any other config is returned as it is.
+sim::run_config with_sizing_run(sim::run_config config, const test_body& body);
 
-/// Runs one seed (after with_pct_steps); the trace is as `config.trace` says.
+/// Runs one seed (after with_sizing_run); the trace is as `config.trace` says.
 sim::run_result run_one(const sim::run_config& config, const test_body& body);
 
 struct found_failure {

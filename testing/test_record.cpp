@@ -1,6 +1,7 @@
 #include "test_record.hpp"
 
 #include "record_fields.hpp"
+#include "../sim/strategy.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -91,9 +92,8 @@ test_record from_json(const nlohmann::json& root, const std::string& name) {
   if (rec.test.empty()) r.fail("/test", "a test name, found \"\"");
   rec.config.seed = r.u64_in("/seed", 0, UINT64_MAX);
   rec.config.strategy = r.string("/strategy");
-  if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo" &&
-      rec.config.strategy != "replay") {
-    r.fail("/strategy", "one of random, pct, fifo, replay, found " + shown(rec.config.strategy));
+  if (!sim::is_strategy_name(rec.config.strategy)) {
+    r.fail("/strategy", "one of " + sim::strategy_name_list() + ", found " + shown(rec.config.strategy));
   }
   rec.config.cores = static_cast<std::uint32_t>(r.u64_in("/cores", 1, max_test_cores));
   rec.config.options.pct_depth = static_cast<std::uint32_t>(r.u64_in("/pct_depth", 1, 64));

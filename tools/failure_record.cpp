@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "sim/strategy.hpp"
 #include "testing/record_fields.hpp"
 #include "tools/output_file.hpp"
 
@@ -123,9 +124,8 @@ failure_record read_record(const nlohmann::json& root, const std::string& name) 
   rec.config.seed = r.u64("/seed");
   rec.config.strategy = r.string("/strategy");
   // replay: a schedule that no seed produces (lockstep shrink writes one); its decisions are the run.
-  if (rec.config.strategy != "random" && rec.config.strategy != "pct" && rec.config.strategy != "fifo" &&
-      rec.config.strategy != "replay") {
-    r.fail("/strategy", "one of random, pct, fifo, replay, found " + shown(rec.config.strategy));
+  if (!sim::is_strategy_name(rec.config.strategy)) {
+    r.fail("/strategy", "one of " + sim::strategy_name_list() + ", found " + shown(rec.config.strategy));
   }
   rec.config.cores = static_cast<std::uint32_t>(r.u64_in("/cores", 1, 64));
   rec.config.options.pct_depth = static_cast<std::uint32_t>(r.u64_in("/pct_depth", 1, 64));

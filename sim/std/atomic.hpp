@@ -125,7 +125,7 @@ class atomic_base {
   explicit atomic_base(T v) : ex_(&running("atomic", site())), key_(ex_->next_atomic_key()), value_(v) {}
   void touch(const char* op, const site& where) const {
     at(*ex_, op, where);
-    ex_->schedule_point();
+    ex_->schedule_point(key_);
     ex_->touch(key_);
   }
   bool swap_if(T& expected, T desired, memory_order success, memory_order failure) {

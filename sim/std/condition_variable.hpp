@@ -34,13 +34,13 @@ class condition_core {
 
   void notify_one(site where) {
     at(*ex_, "condition_variable.notify_one", where);
-    ex_->schedule_point();
+    ex_->schedule_point(id_);
     ex_->touch(id_);
     ex_->wake_one(waiters_, false);
   }
   void notify_all(site where) {
     at(*ex_, "condition_variable.notify_all", where);
-    ex_->schedule_point();
+    ex_->schedule_point(id_);
     ex_->touch(id_);
     ex_->wake_all(waiters_, false);
   }
@@ -57,7 +57,7 @@ class condition_core {
   cv_status wait_on(Lock& lock, std::optional<std::int64_t> deadline, const site& where) {
     sim::executor& ex = *ex_;
     at(ex, "condition_variable.wait", where);
-    ex.schedule_point();
+    ex.schedule_point(id_);
     ex.touch(id_);
     struct relock {
       Lock& lock;

@@ -70,7 +70,7 @@ class mutex_core {
   bool acquire(const char* op, const site& where, std::optional<std::int64_t> deadline) {
     sim::executor& ex = *ex_;
     at(ex, op, where);
-    ex.schedule_point();
+    ex.schedule_point(id_);
     ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
     if (owner_ == me) {
@@ -104,7 +104,7 @@ class mutex_core {
   bool try_acquire(const char* op, const site& where) {
     sim::executor& ex = *ex_;
     at(ex, op, where);
-    ex.schedule_point();
+    ex.schedule_point(id_);
     ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
     if (owner_ == me && recursive_) {
@@ -121,7 +121,7 @@ class mutex_core {
   void release(const site& where) {
     sim::executor& ex = *ex_;
     at(ex, "mutex.unlock", where);
-    ex.schedule_point();
+    ex.schedule_point(id_);
     ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
     if (owner_ != me && !stolen_) {
@@ -343,7 +343,7 @@ template <class F, class... Args>
 void call_once(once_flag& flag, F&& f, Args&&... args) {
   sim::executor& ex = detail::running("call_once", detail::site());
   if (flag.id_ == 0) flag.id_ = ex.next_object_id();
-  ex.schedule_point();
+  ex.schedule_point(flag.id_);
   ex.touch(flag.id_);
   while (flag.state_ == once_flag::state::running) {
     ex.block("call_once", flag.id_, &flag.waiters_, std::nullopt, true);
@@ -361,7 +361,7 @@ void call_once(once_flag& flag, F&& f, Args&&... args) {
     ex.wake_one(flag.waiters_, false);  // an exceptional call: the next caller tries
     throw;
   }
-  ex.schedule_point();
+  ex.schedule_point(flag.id_);
   ex.touch(flag.id_);
   flag.state_ = once_flag::state::done;
   if (sim::happens_before* hb = ex.clocks()) hb->release(ex.current().id, flag.id_);

@@ -31,7 +31,7 @@ class counted {
   }
   void enter(const char* op, const site& where) {
     at(*ex_, op, where);
-    ex_->schedule_point();
+    ex_->schedule_point(id_);
     ex_->touch(id_);
   }
   sim::wake_reason wait(const char* op, std::optional<std::int64_t> deadline = std::nullopt) {

@@ -96,7 +96,7 @@ class shared_mutex_of {
   sim::fiber_id me() const { return ex_->current().id; }
   void enter(const char* op, const site& where) {
     at(*ex_, op, where);
-    ex_->schedule_point();
+    ex_->schedule_point(id_);
     ex_->touch(id_);
   }
   void refuse(const char* op, const site& where, const char* why) {

@@ -6,6 +6,8 @@
 // run `--fix-runs` times under the default (none may fail) and searched by dfs.
 //
 //   classic_bugs_report [--fix-runs N]   (default 1,000,000) > table.md
+//   classic_bugs_report --strategies     the executions to the first failure
+//                                        per strategy (results/strategies.md)
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -13,8 +15,10 @@
 #include <iostream>
 #include <string>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
+#include "sim/strategy.hpp"
 #include "testing/classic/programs.hpp"
 
 namespace lt = lockstep::testing;
@@ -31,18 +35,64 @@ lt::explore_result explore(const lockstep::classic::classic_program& p, bool bug
   return lt::explore(p.name, o, [&p, buggy](sim::runtime&) { p.run(buggy); });
 }
 
-/// Executions until the first failure from `first_seed` (cap + 1: none within cap).
-std::uint64_t to_first_failure(const lockstep::classic::classic_program& p, const std::string& strategy,
-                               std::uint64_t first_seed) {
+/// Runs until the first failure from `first_seed` under `strategies`
+/// alternated seed by seed (cap + 1: none within cap). pct_steps 0: each pct
+/// seed's k sized by a random run first (as surw's profile is), not counted
+/// unless `count_sizing`.
+std::uint64_t to_first_failure(const lockstep::classic::classic_program& p, std::vector<std::string> strategies,
+                               std::uint64_t first_seed, std::uint64_t pct_steps = 0, bool count_sizing = false) {
   lt::test_options o;
-  o.strategies = {strategy};
+  o.strategies = strategies;
   o.first_seed = first_seed;
-  o.runs = cap;
+  o.runs = cap / o.strategies.size();
+  o.pct_steps = pct_steps;
   const lt::explore_result r = explore(p, true, o);
-  return r.failures.empty() ? cap + 1 : r.runs;
+  if (r.failures.empty()) return cap + 1;
+  std::uint64_t executions = r.runs;
+  if (count_sizing) {
+    sim::strategy_options k;
+    k.pct_steps = pct_steps;
+    for (std::uint64_t i = 0; i < r.runs; ++i) executions += sim::needs_sizing_run(strategies[i % strategies.size()], k);
+  }
+  return executions;
 }
 
 std::string shown(std::uint64_t n) { return n > cap ? "> 100,000" : std::to_string(n); }
+
+/// "median (largest)" over 20 base seeds (1, 1,000,001, ...).
+template <class F>
+std::string over_base_seeds(F executions) {
+  std::vector<std::uint64_t> n;
+  for (std::uint64_t base = 0; base < 20; ++base) n.push_back(executions(base * 1'000'000 + 1));
+  std::sort(n.begin(), n.end());
+  return shown((n[9] + n[10]) / 2) + " (" + shown(n.back()) + ")";
+}
+
+/// --strategies: executions to the first failure per strategy, sizing runs
+/// (pct's k, surw's profile) counted, for results/strategies.md.
+int strategies_table() {
+  const std::vector<std::vector<std::string>> columns = {
+      {"random"}, {"pct"}, {"pos"}, {"surw"}, {"random", "pct"}, {"random", "pos"}, {"random", "pct", "pos", "surw"}};
+  std::cout << "| program |";
+  for (const auto& c : columns) {
+    std::string name;
+    for (const auto& s : c) name += (name.empty() ? "" : "+") + s;
+    std::cout << " " << name << " |";
+  }
+  std::cout << " pct, k = 1000 |\n|---|";
+  for (std::size_t i = 0; i <= columns.size(); ++i) std::cout << "---:|";
+  std::cout << "\n";
+  for (const auto& p : lockstep::classic::classic_programs()) {
+    const auto with = [&p](const std::vector<std::string>& s, std::uint64_t k = 0) {
+      return over_base_seeds([&](std::uint64_t seed) { return to_first_failure(p, s, seed, k, true); });
+    };
+    std::cout << "| " << p.name << " |";
+    for (const auto& c : columns) std::cout << " " << with(c) << " |";
+    std::cout << " " << with({"pct"}, 1000) << " |\n";
+    std::cout.flush();
+  }
+  return 0;
+}
 
 /// A dfs verdict in a cell: the schedules to the failure, or what held.
 std::string dfs_cell(const lt::explore_result& r) {
@@ -57,6 +107,7 @@ std::string dfs_cell(const lt::explore_result& r) {
 
 int main(int argc, char** argv) {
   std::uint64_t fix_runs = 1'000'000;
+  if (argc == 2 && std::string(argv[1]) == "--strategies") return strategies_table();
   if (argc == 3 && std::string(argv[1]) == "--fix-runs") fix_runs = std::strtoull(argv[2], nullptr, 10);
   std::cout << "| program | bug | default (random+pct) | random median (max) | pct median (max) | dfs | fix: "
             << fix_runs << " runs | fix: dfs |\n|---|---|---:|---:|---:|---:|---:|---|\n";
@@ -67,10 +118,7 @@ int main(int argc, char** argv) {
     std::string cells[2];
     int i = 0;
     for (const char* strategy : {"random", "pct"}) {
-      std::vector<std::uint64_t> n;
-      for (std::uint64_t base = 0; base < 20; ++base) n.push_back(to_first_failure(p, strategy, base * 1'000'000 + 1));
-      std::sort(n.begin(), n.end());
-      cells[i++] = shown((n[9] + n[10]) / 2) + " (" + shown(n.back()) + ")";
+      cells[i++] = over_base_seeds([&](std::uint64_t seed) { return to_first_failure(p, {strategy}, seed); });
     }
     lt::test_options dfs;  // the default bounds: preemptions at 2
     dfs.strategies = {"dfs"};

@@ -61,9 +61,9 @@ BOOST_AUTO_TEST_CASE(every_bug_is_found_within_100000_executions) {
 BOOST_AUTO_TEST_CASE(every_fix_holds) {
   for (const auto& p : classic_programs()) {
     BOOST_TEST_CONTEXT(p.name) {
-      const lt::explore_result r = explore(p, false, 1000);
+      const lt::explore_result r = explore(p, false, 500);
       BOOST_TEST(r.failures.empty(), (r.failures.empty() ? "" : lt::describe(r.failures.front().record)));
-      BOOST_TEST(r.runs == 2000U);
+      BOOST_TEST(r.runs == 500U * lt::test_options{}.strategies.size());
     }
   }
 }
@@ -76,9 +76,9 @@ BOOST_AUTO_TEST_CASE(the_memory_models_bugs_are_invisible_with_seq_cst_only) {
     if (std::string(p.kind).find("memory model") == std::string::npos) continue;
     ++checked;
     BOOST_TEST_CONTEXT(p.name) {
-      const lt::explore_result r = explore(p, true, 5000, true);
+      const lt::explore_result r = explore(p, true, 2500, true);
       BOOST_TEST(r.failures.empty(), (r.failures.empty() ? "" : lt::describe(r.failures.front().record)));
-      BOOST_TEST(r.runs == 10000U);
+      BOOST_TEST(r.runs == 2500U * lt::test_options{}.strategies.size());
     }
   }
   BOOST_TEST(checked == 2);

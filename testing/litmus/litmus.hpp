@@ -22,6 +22,7 @@
 #include "../../sim/dfs_search.hpp"
 #include "../../sim/runtime.hpp"
 #include "../../sim/std.hpp"
+#include "../explore.hpp"
 
 namespace lockstep::litmus {
 
@@ -375,7 +376,8 @@ inline void ttas_spin_lock(bool yielding) {
   sim::check(counter == 4, "mutual_exclusion", "an increment was lost");
 }
 
-/// One run of ttas_spin_lock under `strategy` (pct's k sized for it).
+/// One run of ttas_spin_lock under `strategy` (pct's k sized for it; surw's
+/// profile made first, as the library does).
 inline sim::run_result run_spin_lock(std::uint64_t seed, const char* strategy, bool yielding,
                                      bool seq_cst_only = false) {
   sim::run_config c;
@@ -385,7 +387,8 @@ inline sim::run_result run_spin_lock(std::uint64_t seed, const char* strategy, b
   c.trace = sim::trace_mode::off;
   c.max_steps = 100'000;
   c.seq_cst_only = seq_cst_only;
-  return sim::run(c, [yielding](sim::runtime&) { ttas_spin_lock(yielding); });
+  const auto body = [yielding](sim::runtime&) { ttas_spin_lock(yielding); };
+  return sim::run(lockstep::testing::with_sizing_run(c, body), body);
 }
 
 inline std::vector<test> all_tests() {

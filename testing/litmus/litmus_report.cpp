@@ -56,7 +56,7 @@ std::string joined(const std::set<std::string>& s) {
 int spin(std::uint64_t runs, bool seq_cst_only) {
   std::printf("| spin lock | strategy | runs | failed | mean steps | max steps |\n|---|---|---:|---:|---:|---:|\n");
   for (const bool yielding : {true, false}) {
-    for (const char* strategy : {"random", "pct", "fifo"}) {
+    for (const char* strategy : {"random", "pct", "pos", "surw", "fifo"}) {
       std::uint64_t failed = 0;
       std::uint64_t steps = 0;
       std::uint64_t most = 0;

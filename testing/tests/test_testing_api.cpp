@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(exploration_is_a_function_of_its_options) {
   o.runs = 50;
   const lt::explore_result a = lt::explore("t", o, lost_update<true>);
   const lt::explore_result b = lt::explore("t", o, lost_update<true>);
-  BOOST_TEST(a.runs == 100U);  // 50 seeds x {random, pct}
+  BOOST_TEST(a.runs == 50U * o.strategies.size());  // 50 seeds under each strategy
   BOOST_REQUIRE(!a.failures.empty());
   BOOST_REQUIRE_EQUAL(a.failures.size(), b.failures.size());
   for (std::size_t i = 0; i < a.failures.size(); ++i) {
@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(exploration_is_a_function_of_its_options) {
   // The fixed body holds on every seed.
   const lt::explore_result held = lt::explore("t", o, lost_update<false>);
   BOOST_TEST(held.failures.empty());
-  BOOST_TEST(held.runs == 100U);
+  BOOST_TEST(held.runs == 50U * o.strategies.size());
   std::filesystem::remove_all(dir);
 }
 
@@ -174,7 +174,7 @@ BOOST_AUTO_TEST_CASE(the_outcome_is_the_same_for_any_number_of_jobs) {
   fixed.jobs = 4;
   const lt::explore_result held = lt::explore("t", fixed, lost_update<false>);
   BOOST_TEST(held.failures.empty());
-  BOOST_TEST(held.runs == 400U);
+  BOOST_TEST(held.runs == 200U * fixed.strategies.size());
   ::setenv("LOCKSTEP_JOBS", "0", 1);
   BOOST_CHECK_THROW(lt::apply_environment(fixed), lt::bad_input);
   ::setenv("LOCKSTEP_JOBS", "4", 1);
@@ -226,6 +226,35 @@ BOOST_AUTO_TEST_CASE(pct_records_the_k_it_used) {
   BOOST_TEST(rec.config.options.pct_steps > 0U);
   BOOST_TEST(lt::replay(rec, lost_update<true>).reproduced);
   std::filesystem::remove_all(o.record_dir);
+}
+
+// pos and surw through the library: found, recorded, replayed; surw's runs
+// are weighed by a profile of the random run of their seed, so they are not
+// that run.
+BOOST_AUTO_TEST_CASE(pos_and_surw_find_record_and_replay) {
+  for (const char* strategy : {"pos", "surw"}) {
+    BOOST_TEST_CONTEXT(strategy) {
+      lt::test_options o = options_in(temp_dir(strategy));
+      o.strategies = {strategy};
+      const lt::explore_result r = lt::explore("t", o, lost_update<true>);
+      BOOST_REQUIRE(!r.failures.empty());
+      const auto& rec = r.failures.front().record;
+      BOOST_TEST(rec.config.strategy == strategy);
+      const lt::test_record back = lt::read_test_record(r.failures.front().record_path);
+      BOOST_TEST(lt::replay(back, lost_update<true>).reproduced);
+      std::filesystem::remove_all(o.record_dir);
+    }
+  }
+  lt::test_options o = options_in("");
+  int differ = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto random = lt::run_one(lt::config_for(o, "random", seed), lost_update<false>);
+    const auto surw = lt::run_one(lt::config_for(o, "surw", seed), lost_update<false>);
+    BOOST_TEST(surw.ok());
+    BOOST_TEST(lt::run_one(lt::config_for(o, "surw", seed), lost_update<false>).trace_hash == surw.trace_hash);
+    differ += surw.trace_hash != random.trace_hash;
+  }
+  BOOST_TEST(differ >= 4);
 }
 
 BOOST_AUTO_TEST_CASE(bad_records_are_refused_naming_the_pointer) {

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <set>
 
+#include "sim/strategy.hpp"
 #include "tools/cli/explore_runner.hpp"
 #include "tools/cli/explore_summary.hpp"
 #include "tools/cli/verbs.hpp"
@@ -127,9 +128,16 @@ explore_summary walk(const std::vector<const shard_input*>& shards) {
       break;
     }
   }
-  // Every run was probed, or none: PCT sizes k by a random run unless --pct-steps gave it.
-  const bool probed = a.config["strategy"] == "pct" && a.config["pct_steps"] == 0;
-  m.probe_runs = probed ? m.runs() : 0;
+  // The runs that made a sizing run first: pct's unless --pct-steps gave k,
+  // surw's always; under the portfolio, the seeds that fell to those.
+  sim::strategy_options sizing;
+  sizing.pct_steps = a.config["pct_steps"].get<std::uint64_t>();
+  const std::string strategy = a.config["strategy"].get<std::string>();
+  for (std::uint64_t k = 0; k < m.runs(); ++k) {
+    const std::uint64_t seed = first + k;
+    const std::string s = strategy == "portfolio" ? std::string(sim::portfolio_strategy(seed)) : strategy;
+    m.probe_runs += sim::needs_sizing_run(s, sizing) ? 1 : 0;
+  }
   return m;
 }
 

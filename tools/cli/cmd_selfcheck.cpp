@@ -111,7 +111,7 @@ bool run_sim(const json& doc, const std::string& name, std::uint64_t seed, const
   run_options o;
   o.strategy = strategy;
   o.cores = scen.cores;
-  sim::run_config c = with_pct_steps(p, config_of(o, seed, sim::trace_mode::hash));
+  sim::run_config c = with_sizing_run(p, config_of(o, seed, sim::trace_mode::hash));
   const sim::run_result r = run_once(p, c);
   ++s.runs;
   if (r.ok()) return false;

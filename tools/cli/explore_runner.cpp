@@ -183,7 +183,7 @@ seed_outcome explore_runner::run_seed(const explore_target& t, std::uint64_t see
   seed_outcome out;
   out.seed = seed;
   auto c = config_of(*t.o, seed, sim::trace_mode::hash);
-  out.probed = c.strategy == "pct" && c.options.pct_steps == 0;
+  out.probed = sim::needs_sizing_run(c.strategy, c.options);
   // --generate: the seed's scenario, drawn once here and run as it is, on
   // its own cores unless --cores says otherwise.
   prepared drawn;

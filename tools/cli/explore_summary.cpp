@@ -339,7 +339,13 @@ void print_summary(std::ostream& os, const explore_summary& s) {
      << seeds["first"].get<std::uint64_t>() << ".." << seeds["last"].get<std::uint64_t>();
   if (s.shard) os << " shard=" << s.shard->first << "/" << s.shard->second;
   os << ": " << s.runs() << " runs";
-  if (s.probe_runs > 0) os << " (+" << s.probe_runs << " random runs that sized pct's k)";
+  if (s.probe_runs > 0) {
+    os << " (+" << s.probe_runs << " random runs that "
+       << (s.config["strategy"] == "surw"        ? "profiled surw's fibers"
+           : s.config["strategy"] == "portfolio" ? "sized pct's k or profiled surw's fibers"
+                                                 : "sized pct's k")
+       << ")";
+  }
   os << ", " << s.failures.size() << " failures, " << s.distinct_schedules() << " distinct schedules, stopped: "
      << s.stopped << "\n";
   std::map<std::string, std::uint64_t> by_reason;

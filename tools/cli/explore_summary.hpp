@@ -35,7 +35,7 @@ struct explore_summary {
   std::optional<std::pair<std::uint64_t, std::uint64_t>> shard;  ///< (index, count) when sharded
   std::vector<std::uint64_t> trace_hashes;     ///< one per run, in seed order
   std::vector<std::uint64_t> schedule_hashes;  ///< one per run: its decisions hashed (schedule_hash_of)
-  std::uint64_t probe_runs = 0;             ///< PCT's random runs that sized k (not counted in runs)
+  std::uint64_t probe_runs = 0;             ///< sizing runs (pct's k, surw's profile), not counted in runs
   std::vector<std::uint64_t> probe_hits;    ///< one per run: the coverage probes it reached (bit i: probe i)
   std::vector<std::uint32_t> probe_orders;  ///< one per run: the race-pair orders it saw (probes::order_ab/ba)
   std::vector<failing_seed> failures;       ///< in seed order

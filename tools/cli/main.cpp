@@ -120,8 +120,8 @@ int main(int argc, char** argv) {
   trace->add_option("--format", trace_opts.format, "perfetto (Chrome trace-event JSON; the default) | jsonl");
   trace->add_option("-o,--output", trace_opts.out, "where to write the trace")->required();
   trace->add_option("--seed", trace_opts.run.seed_text, "a scenario's seed (decimal; default 1)");
-  trace->add_option("--strategy", trace_opts.run.strategy, "a scenario's strategy: random | pct | fifo")
-      ->check(CLI::IsMember({"random", "pct", "fifo"}));
+  trace->add_option("--strategy", trace_opts.run.strategy, "a scenario's strategy: random | pct | pos | surw | fifo")
+      ->check(CLI::IsMember({"random", "pct", "pos", "surw", "fifo"}));
   trace->add_option("--cores", trace_opts.run.cores_text, "a scenario's simulated cores (default: its system.cores)");
 
   std::string demo_dir = ".";

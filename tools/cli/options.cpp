@@ -303,8 +303,11 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed, bool with_dfs)
   }
   std::string strategies =
       "random (default: a uniformly random runnable fiber at each step) | pct (priorities with d-1 random change "
-      "points) | fifo (the fiber that became runnable first)";
-  std::vector<std::string> names{"random", "pct", "fifo"};
+      "points) | pos (partial-order sampling: random priorities, redrawn when another fiber's step touches "
+      "the object a fiber waits to touch) | surw (a random walk weighted by what each fiber has left to do on "
+      "one shared object, counted by a random run of the same seed first) | fifo (the fiber that became runnable "
+      "first) | portfolio (seed s under random, pct, pos or surw by s mod 4: results/strategies.md)";
+  std::vector<std::string> names{"random", "pct", "pos", "surw", "fifo", "portfolio"};
   if (with_dfs) {
     strategies += " | dfs (every schedule of one seed within --preemption-bound and --delay-bound, depth first)";
     names.emplace_back("dfs");

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <thread>
 
+#include "sim/strategy.hpp"
 #include "tools/cli/report.hpp"
 #include "tools/crash_report.hpp"
 #include "tools/scenario/generate.hpp"
@@ -151,7 +152,7 @@ std::vector<prepared_file> prepare_every_file(const run_options& o, const std::v
 sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_mode trace) {
   sim::run_config c;
   c.seed = seed;
-  c.strategy = o.strategy;
+  c.strategy = o.strategy == "portfolio" ? std::string(sim::portfolio_strategy(seed)) : o.strategy;
   c.cores = o.cores;
   c.options.pct_depth = o.pct_depth;
   c.options.pct_steps = o.pct_steps;
@@ -168,15 +169,17 @@ sim::run_result run_once(const prepared& p, const sim::run_config& c) {
 // PCT draws its d-1 change points from [1, k]; a k far beyond the run's
 // length leaves them all past its end, and PCT degenerates to fixed
 // priorities. Unless given, k is the step count of a random run of the same
-// scenario and seed: deterministic, and the right order of magnitude.
-sim::run_config with_pct_steps(const prepared& p, sim::run_config c) {
-  if (c.strategy != "pct" || c.options.pct_steps != 0) return c;
+// scenario and seed: deterministic, and the right order of magnitude. surw
+// weighs fibers by what that run saw them do (sim::run_profile).
+sim::run_config with_sizing_run(const prepared& p, sim::run_config c) {
+  if (!sim::needs_sizing_run(c.strategy, c.options)) return c;
   sim::run_config probe = c;
-  probe.strategy = "random";
+  probe.strategy = c.strategy == "surw" ? "profile" : "random";  // the same schedule; profile counts
   probe.trace = sim::trace_mode::off;
   probe.record_decisions = false;
+  if (c.strategy == "surw") probe.options.profile = c.options.profile = std::make_shared<sim::run_profile>();
   const auto r = run_once(p, probe);
-  c.options.pct_steps = r.steps == 0 ? 1 : r.steps;
+  if (c.strategy == "pct") c.options.pct_steps = r.steps == 0 ? 1 : r.steps;
   return c;
 }
 

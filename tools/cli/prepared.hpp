@@ -84,8 +84,9 @@ inline std::uint64_t schedule_hash_of(const sim::run_result& r) {
   return h;
 }
 
-/// `c` with PCT's k measured by a random run when it is 0 (see the definition).
-sim::run_config with_pct_steps(const prepared& p, sim::run_config c);
+/// `c` after its sizing run, when it needs one (sim::needs_sizing_run): pct's
+/// k measured by a random run of the same seed, surw's profile taken from it.
+sim::run_config with_sizing_run(const prepared& p, sim::run_config c);
 
 /// What a record ran: the scenario it embeds (checked like a file, errors
 /// naming the record and /scenario/...).

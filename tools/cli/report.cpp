@@ -71,19 +71,21 @@ void describe_run(const prepared& p, const sim::run_config& c) {
 }
 
 sim::run_config describe_and_size(const prepared& p, sim::run_config c) {
-  if (c.strategy != "pct" || c.options.pct_steps != 0) {
+  if (!sim::needs_sizing_run(c.strategy, c.options)) {
     describe_run(p, c);
     return c;
   }
+  const bool pct = c.strategy == "pct";
   const sim::run_config given = c;
-  crash_report::describe("lockstep: crashed in the probe run (strategy random, sizing pct's k) of the run " +
+  crash_report::describe(std::string("lockstep: crashed in the probe run (strategy random, ") +
+                         (pct ? "sizing pct's k" : "profiling surw's fibers") + ") of the run " +
                          run_summary(p, given) + "\nrerun with: " + rerun_command(p, given) + "\n");
-  c = with_pct_steps(p, c);
+  c = with_sizing_run(p, c);
   // The rerun command stays the one without --pct-steps: it runs the probe
   // again first, so a crash that needs what the probe run left behind (state
   // on this thread's reused stacks, say) is reproduced too.
-  crash_report::describe("lockstep: crashed in the run " + run_summary(p, given) +
-                         ", after its probe run measured pct steps k=" + std::to_string(c.options.pct_steps) +
+  crash_report::describe("lockstep: crashed in the run " + run_summary(p, given) + ", after its probe run " +
+                         (pct ? "measured pct steps k=" + std::to_string(c.options.pct_steps) : "profiled its fibers") +
                          "\nrerun with: " + rerun_command(p, given) + "\n");
   return c;
 }

@@ -36,7 +36,7 @@ std::string run_summary(const prepared& p, const sim::run_config& c);
 /// Stores what a crash during the next run prints: the run and its rerun command.
 void describe_run(const prepared& p, const sim::run_config& c);
 
-/// describe_run, then PCT's probe run when k is not given (with_pct_steps);
+/// describe_run, then PCT's probe run when k is not given (with_sizing_run);
 /// a crash after the probe prints the command as given, which probes again.
 sim::run_config describe_and_size(const prepared& p, sim::run_config c);
 

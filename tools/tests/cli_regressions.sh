@@ -98,7 +98,7 @@ expect seeds_zero 2 "--seeds: expected a decimal integer from 1 to 1099511627776
   "$L" explore "$H" --seeds 0
 expect cores_zero 2 "--cores: expected a decimal integer from 1 to 64, found '0'" -- "$L" run "$H" --cores 0
 expect max_steps_zero 2 "--max-steps: expected a decimal integer from 1" -- "$L" run "$H" --max-steps 0
-expect strategy_unknown 2 "--strategy: bogus not in {random,pct,fifo}" -- "$L" run "$H" --strategy bogus
+expect strategy_unknown 2 "--strategy: bogus not in {random,pct,pos,surw,fifo,portfolio}" -- "$L" run "$H" --strategy bogus
 expect usage_unknown_flag 2 "lockstep: The following argument was not expected: --nope (see --help)" -- "$L" run "$H" --nope
 
 # --- output paths -----------------------------------------------------------
@@ -204,7 +204,7 @@ edit r_time.json 's/"max_time_ns": [0-9]*,/"max_time_ns": 9223372036854775808,/'
 expect record_max_time_past_i64 2 "r_time.json: /max_time_ns: expected an integer from 0 to 9223372036854775807, found 9223372036854775808" -- \
   "$L" replay r_time.json
 edit r_strategy.json 's/"strategy": "random",/"strategy": "bogus",/'
-expect record_strategy_bogus 2 'r_strategy.json: /strategy: expected one of random, pct, fifo, replay, found "bogus"' -- \
+expect record_strategy_bogus 2 'r_strategy.json: /strategy: expected one of random, pct, pos, surw, fifo, replay, found "bogus"' -- \
   "$L" replay r_strategy.json
 edit r_depth0.json 's/"pct_depth": [0-9]*,/"pct_depth": 0,/'
 expect record_pct_depth_0 2 "r_depth0.json: /pct_depth: expected an integer from 1 to 64, found 0" -- "$L" replay r_depth0.json

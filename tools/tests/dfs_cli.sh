@@ -89,8 +89,8 @@ expect one_seed_range 0 "seed=5" -- "$L" explore "$held" --strategy dfs --seeds 
 expect bound_without_dfs 2 "--preemption-bound: expected only with --strategy dfs" -- \
   "$L" explore "$held" --preemption-bound 2
 expect bad_bound 2 "--delay-bound (or none)" -- "$L" explore "$held" --strategy dfs --delay-bound many
-expect run_refuses_dfs 2 "--strategy: dfs not in {random,pct,fifo}" -- "$L" run "$held" --strategy dfs
-expect check_determinism_refuses_dfs 2 "--strategy: dfs not in {random,pct,fifo}" -- \
+expect run_refuses_dfs 2 "--strategy: dfs not in {random,pct,pos,surw,fifo,portfolio}" -- "$L" run "$held" --strategy dfs
+expect check_determinism_refuses_dfs 2 "--strategy: dfs not in {random,pct,pos,surw,fifo,portfolio}" -- \
   "$L" check-determinism "$held" --strategy dfs
 
 echo "dfs_cli: $cases cases, $failures failures"

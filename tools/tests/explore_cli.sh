@@ -64,6 +64,7 @@ jobs_case() {  # jobs_case NAME ARGS...: explore ARGS with --jobs 1, 2 and 40, i
 jobs_case canary_random "$canary" --seeds 1..300 --stop-after 0
 jobs_case healthy_pct "$healthy" --seeds 1..400 --strategy pct --stop-after 0
 jobs_case shards_pct "$S/canaries/shards_skip_final_flush.json" --strategy pct --seeds 1..60 --stop-after 3
+jobs_case portfolio "$canary" --strategy portfolio --seeds 1..200 --stop-after 0
 # A range too small for chunks of 16 per job is cut finer (5 seeds a chunk at 2 jobs): the same outcomes.
 jobs_case small_range "$S/canaries/shards_skip_final_flush.json" --seeds 1..9 --stop-after 0
 # Several files on one pool: a file's --stop-after ends only that file, and
@@ -141,6 +142,9 @@ shard_case() {  # shard_case NAME ARGS...
 shard_case canary_cut "$canary" --seeds 1..300 --stop-after 4
 shard_case canary_all "$canary" --seeds 1..200 --stop-after 0
 shard_case healthy_pct "$healthy" --seeds 11..130 --strategy pct --stop-after 0
+# The portfolio: each seed's strategy (and whether it made a sizing run) is
+# the seed's, so shards merge to the one run, probe runs included.
+shard_case portfolio "$canary" --seeds 5..124 --strategy portfolio --stop-after 0
 # Several FILEs: each shard's --json holds a summary per file; the merge takes
 # them apart and merges each file's (it refused the combined format).
 shard_case two_files "$healthy" "$canary" --seeds 1..90 --stop-after 2
