@@ -28,8 +28,6 @@ using std::adopt_lock;
 using std::adopt_lock_t;
 using std::defer_lock;
 using std::defer_lock_t;
-using std::lock;
-using std::try_lock;
 using std::try_to_lock;
 using std::try_to_lock_t;
 
@@ -242,26 +240,23 @@ class lock_guard {
   detail::site where_;
 };
 
-/// std::scoped_lock, taking the caller's line as lock_guard does. Several
-/// mutexes are taken as std::lock takes them (lock one, try the others; on a
-/// failure release them all and begin again with the one that failed), so
-/// two scoped_locks naming the same mutexes in opposite orders do not
-/// deadlock; every lock, try and unlock is reported at the guard's line.
-template <class... Ms>
-class scoped_lock {
- public:
-  explicit scoped_lock(Ms&... ms, detail::site where = detail::site()) : ms_(ms...), where_(where) { lock_all(); }
-  scoped_lock(adopt_lock_t, Ms&... ms, detail::site where = detail::site()) : ms_(ms...), where_(where) {}
-  ~scoped_lock() {
-    std::apply([this](auto&... m) { (detail::unlock_at(m, where_), ...); }, ms_);
-  }
-  scoped_lock(const scoped_lock&) = delete;
-  scoped_lock& operator=(const scoped_lock&) = delete;
+namespace detail {
 
- private:
+/// Several lockables taken and given back at one line of the caller's: the
+/// algorithm of std::lock and std::try_lock, written here so that each lock,
+/// try and unlock is reported at that line (std's report a line inside
+/// <mutex>).
+template <class... Ms>
+class lock_set {
+ public:
+  lock_set(std::tuple<Ms&...> ms, site where) : ms_(ms), where_(where) {}
+
+  /// std::lock: lock one, try the others; on a failure release what was
+  /// taken and begin again with the one that failed. Two threads taking the
+  /// same mutexes in opposite orders do not deadlock.
   void lock_all() {
     if constexpr (sizeof...(Ms) == 1) {
-      detail::lock_at(std::get<0>(ms_), where_);
+      lock_at(std::get<0>(ms_), where_);
     } else if constexpr (sizeof...(Ms) > 1) {
       std::size_t first = 0;
       for (;;) {
@@ -278,15 +273,31 @@ class scoped_lock {
       }
     }
   }
+  /// std::try_lock: try each in order; -1 when all were taken, else the
+  /// index of the first that was not (those before it released again).
+  int try_all() {
+    for (std::size_t i = 0; i < sizeof...(Ms); ++i) {
+      if (!try_index(i)) {
+        for (std::size_t j = 0; j < i; ++j) unlock_index(j);
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+  void unlock_all() {
+    std::apply([this](auto&... m) { (unlock_at(m, where_), ...); }, ms_);
+  }
+
+ private:
   template <std::size_t... I>
   void for_index(std::size_t i, std::index_sequence<I...>, int what) {
     (void)((I == i ? (act(std::get<I>(ms_), what), true) : false) || ...);
   }
   template <class M>
   void act(M& m, int what) {
-    if (what == 0) detail::lock_at(m, where_);
-    if (what == 1) last_try_ = detail::try_lock_at(m, where_);
-    if (what == 2) detail::unlock_at(m, where_);
+    if (what == 0) lock_at(m, where_);
+    if (what == 1) last_try_ = try_lock_at(m, where_);
+    if (what == 2) unlock_at(m, where_);
   }
   void lock_index(std::size_t i) { for_index(i, std::index_sequence_for<Ms...>{}, 0); }
   bool try_index(std::size_t i) {
@@ -296,13 +307,66 @@ class scoped_lock {
   void unlock_index(std::size_t i) { for_index(i, std::index_sequence_for<Ms...>{}, 2); }
 
   std::tuple<Ms&...> ms_;
-  detail::site where_;
+  site where_;
   bool last_try_ = false;
+};
+
+}  // namespace detail
+
+/// std::scoped_lock, taking the caller's line as lock_guard does. Several
+/// mutexes are taken as std::lock takes them (detail::lock_set), so two
+/// scoped_locks naming the same mutexes in opposite orders do not deadlock;
+/// every lock, try and unlock is reported at the guard's line.
+template <class... Ms>
+class scoped_lock {
+ public:
+  explicit scoped_lock(Ms&... ms, detail::site where = detail::site()) : set_(std::tie(ms...), where) {
+    set_.lock_all();
+  }
+  scoped_lock(adopt_lock_t, Ms&... ms, detail::site where = detail::site()) : set_(std::tie(ms...), where) {}
+  ~scoped_lock() { set_.unlock_all(); }
+  scoped_lock(const scoped_lock&) = delete;
+  scoped_lock& operator=(const scoped_lock&) = delete;
+
+ private:
+  detail::lock_set<Ms...> set_;
 };
 template <class... Ms>
 scoped_lock(Ms&...) -> scoped_lock<Ms...>;
 template <class... Ms>
 scoped_lock(adopt_lock_t, Ms&...) -> scoped_lock<Ms...>;
+
+/// std::lock(a, b, ...) at the caller's line. A function cannot take the
+/// caller's line after a pack of lockables, so this is a class whose
+/// constructor does the work: `cc::lock(a, b);` reads as std's call and
+/// leaves the mutexes locked (the temporary does nothing when it goes).
+template <class M1, class M2, class... Ms>
+class lock {
+ public:
+  lock(M1& a, M2& b, Ms&... ms, detail::site where = detail::site()) {
+    detail::lock_set<M1, M2, Ms...>(std::tie(a, b, ms...), where).lock_all();
+  }
+  lock(const lock&) = delete;
+  lock& operator=(const lock&) = delete;
+};
+template <class M1, class M2, class... Ms>
+lock(M1&, M2&, Ms&...) -> lock<M1, M2, Ms...>;
+
+/// std::try_lock(a, b, ...) at the caller's line, a class for the same
+/// reason as lock: it converts to std's result, -1 when every one was
+/// locked, else the index of the first that was not.
+template <class M1, class M2, class... Ms>
+class try_lock {
+ public:
+  try_lock(M1& a, M2& b, Ms&... ms, detail::site where = detail::site())
+      : result_(detail::lock_set<M1, M2, Ms...>(std::tie(a, b, ms...), where).try_all()) {}
+  operator int() const { return result_; }  // NOLINT: converts as std's int result reads
+
+ private:
+  int result_;
+};
+template <class M1, class M2, class... Ms>
+try_lock(M1&, M2&, Ms&...) -> try_lock<M1, M2, Ms...>;
 
 /// std::unique_lock, whose locking constructor takes the caller's line (the
 /// rest is std's: deferred, try, adopted and timed locking, unlock, release).

@@ -109,8 +109,9 @@ inline void lazy_singleton() {
 }
 
 /// The other primitives in correct use: a latch, a barrier, a semaphore, a
-/// shared mutex, a recursive and a timed mutex, atomic wait/notify, an
-/// atomic_flag spin lock and sleeps on the steady clock.
+/// shared mutex, a recursive and a timed mutex, lock and try_lock over two
+/// mutexes, atomic wait/notify, an atomic_flag spin lock and sleeps on the
+/// steady clock.
 inline void toolbox() {
   constexpr int n = 3;
   cc::latch started(n);
@@ -121,7 +122,8 @@ inline void toolbox() {
   cc::recursive_mutex rec;
   cc::timed_mutex timed;
   cc::atomic_flag spin;
-  int shared_value = 0, spun = 0;
+  cc::mutex left, right;
+  int shared_value = 0, spun = 0, both = 0;
   auto worker = [&](int id) {
     started.count_down();
     started.wait();
@@ -148,6 +150,14 @@ inline void toolbox() {
     while (!timed.try_lock_for(cc::chrono::milliseconds(1))) {
     }
     timed.unlock();
+    if (id % 2 == 0) {
+      cc::lock(left, right);
+    } else {
+      while (cc::try_lock(right, left) != -1) cc::this_thread::yield();
+    }
+    ++both;
+    left.unlock();
+    right.unlock();
     while (spin.test_and_set()) cc::this_thread::yield();
     ++spun;
     spin.clear();
@@ -163,7 +173,7 @@ inline void toolbox() {
   t1.join();
   t2.join();
   require(most.load() <= 2, "toolbox: the semaphore let three in");
-  require(shared_value == 6 && spun == n, "toolbox: a write was lost");
+  require(shared_value == 6 && spun == n && both == n, "toolbox: a write was lost");
 }
 
 }  // namespace LOCKSTEP_PROGRAMS

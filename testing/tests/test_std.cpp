@@ -265,6 +265,68 @@ BOOST_AUTO_TEST_CASE(scoped_lock_avoids_the_deadlock_and_reports_its_line) {
   BOOST_TEST(!contains(msg, "mutex:"), msg);  // no line inside <mutex> or <bits/std_mutex.h>
 }
 
+// lock and try_lock as std's free functions: several mutexes at once without
+// deadlock, try_lock's index of the first it could not take (those before it
+// released), and every step reported at the caller's line.
+BOOST_AUTO_TEST_CASE(lock_and_try_lock_take_several_at_the_callers_line) {
+  const lt::explore_result both = explore("lock_both", [] {
+    cc::mutex a;
+    cc::mutex b;
+    int n = 0;
+    auto one = [&](cc::mutex& x, cc::mutex& y) {
+      cc::lock(x, y);
+      ++n;
+      x.unlock();
+      y.unlock();
+    };
+    cc::thread t1(one, std::ref(a), std::ref(b)), t2(one, std::ref(b), std::ref(a));
+    t1.join();
+    t2.join();
+    LOCKSTEP_ASSERT(n == 2);
+  });
+  BOOST_TEST(both.failures.empty(), first_message(both));
+  BOOST_TEST(both.runs > 100U);
+
+  const lt::explore_result tries = explore("try_lock_index", [] {
+    cc::mutex a, b, c;
+    LOCKSTEP_ASSERT(cc::try_lock(a, b, c) == -1);  // all three taken
+    c.unlock();
+    b.unlock();
+    LOCKSTEP_ASSERT(cc::try_lock(b, c, a) == 2);  // a is held: b and c given back
+    LOCKSTEP_ASSERT(b.try_lock() && c.try_lock());
+    a.unlock();
+    b.unlock();
+    c.unlock();
+  });
+  BOOST_TEST(tries.failures.empty(), first_message(tries));
+
+  const int line = __LINE__ + 4;
+  const lt::explore_result r = explore("lock_line", [] {
+    cc::mutex a("a"), b("b"), c("c");
+    cc::thread t1([&] {
+      cc::lock(a, b);
+      c.lock();
+      c.unlock();
+      a.unlock();
+      b.unlock();
+    });
+    cc::thread t2([&] {
+      c.lock();
+      cc::this_thread::yield();
+      a.lock();
+      a.unlock();
+      c.unlock();
+    });
+    t1.join();
+    t2.join();
+  });
+  const std::string msg = first_message(r);
+  BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
+  BOOST_TEST(r.failures.front().record.result.failed->kind == sim::failure_kind::deadlock);
+  BOOST_TEST(contains(msg, "test_std.cpp:" + std::to_string(line) + "\n"), msg);  // t1's history
+  BOOST_TEST(!contains(msg, "mutex:"), msg);  // no line inside <mutex>
+}
+
 BOOST_AUTO_TEST_CASE(outside_a_simulation_the_types_refuse_in_one_line) {
   try {
     cc::mutex m;
