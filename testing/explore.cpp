@@ -1,6 +1,7 @@
 #include "explore.hpp"
 
 #include "../sim/dfs_search.hpp"
+#include "../sim/sizing_run.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -164,13 +165,8 @@ sim::run_config config_for(const test_options& o, const std::string& strategy, s
 
 sim::run_config with_sizing_run(sim::run_config config, const test_body& body) {
   if (!sim::needs_sizing_run(config.strategy, config.options)) return config;
-  sim::run_config probe = config;
-  probe.strategy = config.strategy == "surw" ? "profile" : "random";  // the same schedule; profile counts
-  probe.trace = sim::trace_mode::off;
-  probe.record_decisions = false;
-  if (config.strategy == "surw") probe.options.profile = config.options.profile = std::make_shared<sim::run_profile>();
-  const auto steps = sim::run(probe, body).steps;
-  if (config.strategy == "pct") config.options.pct_steps = steps == 0 ? 1 : steps;
+  const sim::run_config probe = sim::sizing_run_of(config);
+  sim::apply_sizing_run(config, sim::run(probe, body));
   return config;
 }
 

@@ -12,11 +12,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "../sim/runtime.hpp"
+#include "../sim/strategy.hpp"
 #include "test_record.hpp"
 
 namespace lockstep::testing {
@@ -30,10 +32,11 @@ struct test_options {
   std::uint64_t first_seed = 1;     ///< seeds first_seed, first_seed + 1, ...
   std::uint64_t runs = 500;         ///< seeds per strategy
   /// Strategies, alternated seed by seed (so a time budget covers each). The
-  /// default portfolio is the one with the fewest executions to the first
-  /// failure at its worst (results/strategies.md): 2,000 runs and 1,000
-  /// sizing runs (pct's k, surw's profile) by default.
-  std::vector<std::string> strategies = {"random", "pct", "pos", "surw"};
+  /// default is sim::portfolio (random, pct, pos, surw), the one with the
+  /// fewest executions to the first failure at its worst
+  /// (results/strategies.md): 2,000 runs and 1,000 sizing runs (pct's k,
+  /// surw's profile) by default.
+  std::vector<std::string> strategies{std::begin(sim::portfolio), std::end(sim::portfolio)};
   std::uint32_t pct_depth = 3;      ///< d
   std::uint64_t pct_steps = 0;      ///< k; 0: the length of a random run of the same seed (as the CLI)
   double time_budget_s = 0;         ///< wall-clock budget for the whole exploration; 0: none

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/sizing_run.hpp"
 #include "sim/tests/sim_test_util.hpp"
 
 using namespace lockstep::sim;
@@ -437,9 +438,7 @@ std::vector<int> positions(const std::string& strategy, std::uint64_t seeds) {
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     run_config c = config(seed, strategy, 2);
     if (strategy == "surw") {  // what the CLI and the library do first
-      run_config probe = config(seed, "profile", 2);
-      probe.options.profile = c.options.profile = std::make_shared<run_profile>();
-      BOOST_REQUIRE(run(probe, [](runtime& rt) { short_position(rt); }).ok());
+      BOOST_REQUIRE(run(sizing_run_of(c), [](runtime& rt) { short_position(rt); }).ok());
     }
     int where = -1;
     BOOST_REQUIRE(run(c, [&](runtime& rt) { where = short_position(rt); }).ok());
@@ -477,9 +476,7 @@ BOOST_AUTO_TEST_CASE(surw_without_a_profile_is_a_random_walk_and_surw_replays) {
       auto plain = run(config(seed, "surw", 3), mixed_program);
       BOOST_TEST(plain.ok());
       run_config c = config(seed, "surw", 3);
-      run_config probe = config(seed, "profile", 3);
-      probe.options.profile = c.options.profile = std::make_shared<run_profile>();
-      BOOST_REQUIRE(run(probe, mixed_program).ok());
+      BOOST_REQUIRE(run(sizing_run_of(c), mixed_program).ok());
       auto a = run(c, mixed_program);
       auto b = run(c, mixed_program);
       BOOST_TEST(a.decisions == b.decisions);

@@ -2,8 +2,9 @@
 // results/classic_bugs.md: for each bug, the executions to its first failure
 // per strategy (the median and the largest over 20 base seeds for random and
 // pct; the schedules dfs runs to it, preemption bound 2, at most 100,000; the
-// library's default, random and pct alternated, from seed 1), and each fix
-// run `--fix-runs` times under the default (none may fail) and searched by dfs.
+// library's default portfolio, random, pct, pos and surw alternated, from
+// seed 1), and each fix run `--fix-runs` times under the default (none may
+// fail) and searched by dfs.
 //
 //   classic_bugs_report [--fix-runs N]   (default 1,000,000) > table.md
 //   classic_bugs_report --strategies     the executions to the first failure
@@ -109,11 +110,11 @@ int main(int argc, char** argv) {
   std::uint64_t fix_runs = 1'000'000;
   if (argc == 2 && std::string(argv[1]) == "--strategies") return strategies_table();
   if (argc == 3 && std::string(argv[1]) == "--fix-runs") fix_runs = std::strtoull(argv[2], nullptr, 10);
-  std::cout << "| program | bug | default (random+pct) | random median (max) | pct median (max) | dfs | fix: "
+  std::cout << "| program | bug | default (portfolio) | random median (max) | pct median (max) | dfs | fix: "
             << fix_runs << " runs | fix: dfs |\n|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& p : lockstep::classic::classic_programs()) {
     lt::test_options defaults;
-    defaults.runs = cap / 2;
+    defaults.runs = cap / defaults.strategies.size();
     const lt::explore_result d = explore(p, true, defaults);
     std::string cells[2];
     int i = 0;
@@ -125,7 +126,7 @@ int main(int argc, char** argv) {
     dfs.max_schedules = 100'000;
     const lt::explore_result s = explore(p, true, dfs);
     lt::test_options fix;
-    fix.runs = fix_runs / 2;
+    fix.runs = fix_runs / fix.strategies.size();
     const lt::explore_result f = explore(p, false, fix);
     const lt::explore_result fd = explore(p, false, dfs);
     std::cout << "| " << p.name << " | " << p.kind << " | " << (d.failures.empty() ? "not found" : std::to_string(d.runs))

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/runtime.hpp"
+#include "sim/sizing_run.hpp"
 
 using namespace lockstep::sim;
 
@@ -52,12 +53,7 @@ int main(int argc, char** argv) {
     c.cores = 3;
     c.trace = trace_mode::hash;
     c.options.pct_steps = 100;  // about this program's length: no sizing run
-    if (c.strategy == "surw") {  // its profile, as the CLI and the library make it
-      run_config probe = c;
-      probe.strategy = "profile";
-      probe.options.profile = c.options.profile = std::make_shared<run_profile>();
-      steps += run(probe, program).steps;
-    }
+    if (needs_sizing_run(c.strategy, c.options)) steps += run(sizing_run_of(c), program).steps;  // surw's profile
     steps += run(c, program).steps;
   }
   return steps == 0 ? 1 : 0;

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <thread>
 
+#include "sim/sizing_run.hpp"
 #include "sim/strategy.hpp"
 #include "tools/cli/report.hpp"
 #include "tools/crash_report.hpp"
@@ -173,13 +174,8 @@ sim::run_result run_once(const prepared& p, const sim::run_config& c) {
 // weighs fibers by what that run saw them do (sim::run_profile).
 sim::run_config with_sizing_run(const prepared& p, sim::run_config c) {
   if (!sim::needs_sizing_run(c.strategy, c.options)) return c;
-  sim::run_config probe = c;
-  probe.strategy = c.strategy == "surw" ? "profile" : "random";  // the same schedule; profile counts
-  probe.trace = sim::trace_mode::off;
-  probe.record_decisions = false;
-  if (c.strategy == "surw") probe.options.profile = c.options.profile = std::make_shared<sim::run_profile>();
-  const auto r = run_once(p, probe);
-  if (c.strategy == "pct") c.options.pct_steps = r.steps == 0 ? 1 : r.steps;
+  const sim::run_config probe = sim::sizing_run_of(c);
+  sim::apply_sizing_run(c, run_once(p, probe));
   return c;
 }
 
