@@ -2,6 +2,10 @@
 
 #include "../sim/dfs_search.hpp"
 #include "../sim/sizing_run.hpp"
+#include "../sim/trace.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -43,6 +47,9 @@ std::uint64_t env_u64(const char* name, std::uint64_t min, std::uint64_t fallbac
 }
 
 bool known_strategy(const std::string& s) { return s == "dfs" || (sim::is_strategy_name(s) && s != "replay"); }
+
+// Names a generated input in a record's file name: 16 hex digits of its XXH3.
+std::string input_tag(const std::string& input) { return sim::hash_hex(XXH3_64bits(input.data(), input.size())); }
 
 // A file name from a test name: suites are separated by '/', which a file name cannot hold.
 std::string file_stem(const std::string& test) {
@@ -255,8 +262,9 @@ explore_result explore(const std::string& test, const test_options& o, const tes
   explore_result out;
   const auto keep = [&](const sim::run_config& c, const sim::run_result& first, const std::string& strategy) {
     found_failure f;
-    f.record = test_record{test, c, hashed_rerun(c, first, body)};
-    const std::string name = file_stem(test) + "-" + strategy + "-" + std::to_string(c.seed) + ".json";
+    f.record = test_record{test, c, hashed_rerun(c, first, body), o.input};
+    const std::string name = file_stem(test) + (o.input.empty() ? "" : "-" + input_tag(o.input)) + "-" + strategy +
+                             "-" + std::to_string(c.seed) + ".json";
     f.record_path = std::filesystem::absolute(std::filesystem::path(dir) / name).string();
     write_test_record(f.record_path, f.record);
     out.failures.push_back(std::move(f));

@@ -75,6 +75,13 @@ struct test_options {
   /// which lets relaxed and acquire loads read older stores where C++ allows
   /// (LOCKSTEP_SEQ_CST_ONLY=1). Cheaper; finds no bug that needs a stale read.
   bool seq_cst_only = false;
+  /// What this case was generated from, in words or JSON (a property's
+  /// generated program): kept in each record ("input") and printed with the
+  /// failure. A non-empty input also names the records
+  /// (TEST-INPUTHASH-STRATEGY-SEED.json, the hash XXH3 of the input), so the
+  /// cases of one property (rapidcheck shrinking, say) do not overwrite each
+  /// other's records.
+  std::string input{};
 };
 
 /// Overrides `o` from the environment, so CI can soak without recompiling:

@@ -84,7 +84,8 @@ case_outcome explore_case(const std::string& test, const test_options& o, const 
     out.where = r.failures.front().record.result.failed->site;
   }
   for (const found_failure& f : r.failures) {
-    out.report += "lockstep: " + test + " failed: " + describe(f.record) + "\n  record: " + f.record_path +
+    out.report += "lockstep: " + test + " failed: " + describe(f.record) +
+                  (f.record.input.empty() ? "" : "\n  input: " + f.record.input) + "\n  record: " + f.record_path +
                   "\n  replay: LOCKSTEP_REPLAY=" + shell_quoted(f.record_path) + " " + rerun + "\n";
   }
   if (!r.failures.empty() && o.shrink_runs > 0 && !r.failures.front().record_path.empty()) {

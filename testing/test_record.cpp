@@ -19,7 +19,7 @@ constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
 
 const char* const fields[] = {"lockstep_failure_record", "test", "seed", "strategy", "cores",
                               "pct_depth", "pct_steps", "max_steps", "max_time_ns", "decisions",
-                              "steps", "trace_hash", "failure", "seq_cst_only"};
+                              "steps", "trace_hash", "failure", "seq_cst_only", "input"};
 
 std::string shown(const nlohmann::json& v) {
   std::string s = v.dump();
@@ -103,6 +103,11 @@ test_record from_json(const nlohmann::json& root, const std::string& name) {
   rec.config.max_time_ns = static_cast<std::int64_t>(r.u64_in("/max_time_ns", 0, int64_max));
   // Records written before the memory model have no such field: their runs
   // read the newest store at every load, which is what they replay under.
+  if (root.contains("input")) {  // absent: a test without a generated input
+    const auto& v = root.at("input");
+    if (!v.is_string()) r.fail("/input", "a string (what the case was generated from), found " + shown(v));
+    rec.input = v.get<std::string>();
+  }
   rec.config.seq_cst_only = true;
   if (root.contains("seq_cst_only")) {
     const auto& v = root.at("seq_cst_only");
@@ -146,6 +151,7 @@ std::string to_json_text(const test_record& record) {
   write_run_fields(j, record.config, record.result);
   j["test"] = record.test;
   j["seq_cst_only"] = record.config.seq_cst_only;
+  if (!record.input.empty()) j["input"] = record.input;
   return j.dump(2) + "\n";
 }
 

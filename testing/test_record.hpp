@@ -29,6 +29,9 @@ struct test_record {
   std::string test;        ///< the test's name, as the framework names it
   sim::run_config config;  ///< seed, strategy, cores, pct options, budgets
   sim::run_result result;  ///< decisions, steps, trace hash, failure
+  /// What the test case was generated from, as the test described it
+  /// (test_options::input: a property's generated program); empty: none.
+  std::string input{};
 };
 
 /// The record as JSON text (pretty-printed, one trailing newline).

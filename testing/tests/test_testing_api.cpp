@@ -257,6 +257,34 @@ BOOST_AUTO_TEST_CASE(pos_and_surw_find_record_and_replay) {
   BOOST_TEST(differ >= 4);
 }
 
+// A generated case's input (a property's program) is kept in its record,
+// read back, and names the record: two inputs of one test, two records.
+BOOST_AUTO_TEST_CASE(a_generated_input_is_kept_and_names_its_record) {
+  const std::string dir = temp_dir("input");
+  std::vector<std::string> paths;
+  for (const char* input : {"threads: [[push 1], [pop]]", "threads: [[push 2], [pop]]"}) {
+    lt::test_options o = options_in(dir);
+    o.input = input;
+    const lt::explore_result r = lt::explore("prop/queue", o, lost_update<true>);
+    BOOST_REQUIRE(!r.failures.empty());
+    const lt::found_failure& f = r.failures.front();
+    BOOST_TEST(f.record.input == input);
+    const lt::test_record back = lt::read_test_record(f.record_path);
+    BOOST_TEST(back.input == input);
+    BOOST_TEST(lt::replay(back, lost_update<true>).reproduced);
+    paths.push_back(f.record_path);
+  }
+  BOOST_TEST(paths[0] != paths[1]);
+  BOOST_TEST(std::filesystem::exists(paths[0]));
+  BOOST_TEST(std::filesystem::exists(paths[1]));
+  // Without an input the record has no "input" field, and reads back empty.
+  const lt::explore_result plain = lt::explore("prop/queue", options_in(dir), lost_update<true>);
+  BOOST_REQUIRE(!plain.failures.empty());
+  BOOST_TEST(lt::to_json_text(plain.failures.front().record).find("\"input\"") == std::string::npos);
+  BOOST_TEST(lt::read_test_record(plain.failures.front().record_path).input.empty());
+  std::filesystem::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_CASE(bad_records_are_refused_naming_the_pointer) {
   lt::test_record rec;
   rec.test = "t";
@@ -285,6 +313,10 @@ BOOST_AUTO_TEST_CASE(bad_records_are_refused_naming_the_pointer) {
   BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false", "\"seq_cst_only\": true"), "r.json").config.seq_cst_only);
   BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false,", ""), "r.json").config.seq_cst_only);
   BOOST_TEST(refused_naming(with("\"seq_cst_only\": false", "\"seq_cst_only\": 0"), "r.json: /seq_cst_only: expected true or false, found 0"));
+  BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false", "\"seq_cst_only\": false, \"input\": \"[1, 2]\""),
+                                       "r.json").input == "[1, 2]");
+  BOOST_TEST(refused_naming(with("\"seq_cst_only\": false", "\"seq_cst_only\": false, \"input\": [1, 2]"),
+                            "r.json: /input: expected a string (what the case was generated from), found [1,2]"));
 }
 
 BOOST_AUTO_TEST_CASE(the_environment_sets_the_budget_or_is_refused) {

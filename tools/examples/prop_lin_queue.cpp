@@ -1,8 +1,9 @@
 // A rapidcheck property over the array queue: rapidcheck generates each
 // thread's calls, lockstep explores the program's schedules, and every
 // history must be linearizable. On a failure rapidcheck shrinks the program
-// and prints it; lockstep's record of the failing run is named in the
-// message. With EXAMPLE_PLANTED_BUG=1 it fails.
+// and prints it; lockstep's record of the failing run, which holds the
+// program (its "input"), is named in the message. With EXAMPLE_PLANTED_BUG=1
+// it fails.
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,13 +31,16 @@ int main() {
     lt::test_options o;
     o.runs = 50;
     o.record_dir = "lockstep-failures";
-    // Each generated case its own name, so that its record is its own while
-    // rapidcheck shrinks.
-    static int cases = 0;
-    const std::string name = "prop_array_queue-" + std::to_string(++cases);
-    const lt::explore_result r = lt::explore(name, o, lin::body_for(spec, p));
+    // The generated program, kept in the record; it also names the record,
+    // so each case rapidcheck tries while it shrinks keeps its own.
+    for (std::size_t t = 0; t < p.size(); ++t) {
+      o.input += (t == 0 ? "thread 0:" : " | thread " + std::to_string(t) + ":");
+      for (const lin::call& c : p[t]) o.input += " " + lin::describe(spec, c);
+    }
+    const lt::explore_result r = lt::explore("prop_array_queue", o, lin::body_for(spec, p));
     if (!r.failures.empty()) {
-      RC_FAIL(lt::describe(r.failures.front().record) + "\n  record: " + r.failures.front().record_path);
+      RC_FAIL(lt::describe(r.failures.front().record) + "\n  input: " + o.input +
+              "\n  record: " + r.failures.front().record_path);
     }
   });
   return held ? 0 : 1;

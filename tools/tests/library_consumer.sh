@@ -128,7 +128,14 @@ if [[ -x example_prop_lin_queue ]]; then
   RC_PARAMS="seed=20261206 max_success=100" ./example_prop_lin_queue_planted > prop-lin-planted.log 2>&1 &&
     { cat prop-lin-planted.log; fail "the rapidcheck property passed on the planted queue"; }
   grep -q "not linearizable" prop-lin-planted.log || { cat prop-lin-planted.log; fail "the property's failure is not the history"; }
-  echo "example_prop_lin_queue: holds on the fixed queue, fails on the planted one"
+  # The failing case's record holds its generated program (and is named by
+  # it: test_testing_api checks that two programs keep two records).
+  grep -q "input: thread 0: .* | thread 1:" prop-lin-planted.log ||
+    { cat prop-lin-planted.log; fail "the property's failure does not show the generated program"; }
+  prop_record=$(sed -n 's/^ *record: \(.*prop_array_queue-.*\.json\)$/\1/p' prop-lin-planted.log | tail -1)
+  [[ -f $prop_record ]] && grep -q '"input": "thread 0:' "$prop_record" ||
+    { cat prop-lin-planted.log; fail "the property's record ($prop_record) does not hold the generated program"; }
+  echo "example_prop_lin_queue: holds on the fixed queue, fails on the planted one; the record holds the program"
 fi
 
 # A real std::mutex left in the code under test is reported by the watchdog
