@@ -17,8 +17,8 @@
 // the atomics, locks, channels, notifies and vars do; a sleep, a spawn or a
 // join does not, and their events never redraw on a race). What the running
 // event touched comes from on_access. Races are by object, not by reads and
-// writes: two loads of one atomic count as racing, which redraws more than the
-// paper's rule and keeps the sampler sound.
+// writes: two loads of one atomic count as racing, which redraws more often
+// than the paper's rule (every schedule stays reachable either way).
 //
 // Like pct's strict priorities, kept priorities can starve: a busy spinner
 // redraws at every step while the fiber it waits on keeps a low one, so a spin
@@ -39,7 +39,7 @@ namespace {
 // on: a run never fails its step budget (1,000,000 in the library's tests,
 // 10,000,000 in the CLI's) for pos's priorities alone.
 constexpr std::uint64_t fair_after = 10'000;
-constexpr std::size_t touched_compact_at = 256;
+constexpr std::size_t touched_compact_from = 256;  // objects noted since the last choice
 
 class pos_strategy final : public strategy {
  public:
@@ -52,21 +52,24 @@ class pos_strategy final : public strategy {
     rng_ = prng(seed);
     events_.clear();
     touched_.clear();
+    compact_at_ = touched_compact_from;
     return true;
   }
 
   bool wants_accesses() const override { return true; }
   void on_access(std::uint64_t key) override {
     touched_.push_back(key);
-    if (touched_.size() >= touched_compact_at) {  // a long stretch without a choice
+    if (touched_.size() >= compact_at_) {  // a long stretch without a choice: keep each object once
       std::sort(touched_.begin(), touched_.end());
       touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+      compact_at_ = std::max(touched_compact_from, 2 * touched_.size());  // amortised: many distinct objects
     }
   }
 
   std::size_t pick(std::span<const candidate> c, std::size_t count, std::uint64_t step) override {
     if (step > fair_after) {
       touched_.clear();
+      compact_at_ = touched_compact_from;
       return static_cast<std::size_t>(rng_.below(count));
     }
     std::size_t best = 0;
@@ -84,6 +87,7 @@ class pos_strategy final : public strategy {
       if (e.priority > b.priority || (e.priority == b.priority && c[i].fiber < c[best].fiber)) best = i;
     }
     touched_.clear();
+    compact_at_ = touched_compact_from;
     return best;
   }
 
@@ -108,6 +112,7 @@ class pos_strategy final : public strategy {
   prng rng_;
   std::vector<event> events_;          // by fiber id
   std::vector<std::uint64_t> touched_;  // objects touched since the last choice
+  std::size_t compact_at_ = touched_compact_from;
 };
 
 }  // namespace
