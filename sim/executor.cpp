@@ -531,6 +531,10 @@ bool executor::advance_time() {
       now_ = t.deadline;
       if (trace_.on()) trace_.begin("time").field("t", now_).end();
     }
+    if (config_.timer_ties) {
+      fire_due_timers();
+      return true;
+    }
     while (!timers_.empty() && timers_.top().deadline <= now_) {
       const timer due = timers_.top();
       timers_.pop();
@@ -542,6 +546,45 @@ bool executor::advance_time() {
     return true;
   }
   return false;
+}
+
+// Under run_config::timer_ties (advance_time fires the due timers together,
+// in the order they were set, otherwise): two or more timers due now are a
+// choice: all together (0), or timer i - 1 alone (i), the others put back to
+// fire when nothing can run again, at this same instant, unless their waits
+// ended meanwhile. All together lets the strategy interleave the woken
+// fibers; alone lets one timer's whole reaction come first whatever a
+// strategy's priorities say (pct's would otherwise put the same fiber first
+// at every tie of a run).
+void executor::fire_due_timers() {
+  due_.clear();
+  while (!timers_.empty() && timers_.top().deadline <= now_) {
+    const timer& t = timers_.top();
+    const fiber* g = find(t.id);
+    if (g != nullptr && g->state == fiber_state::blocked && g->wait_generation == t.generation) due_.push_back(t);
+    timers_.pop();
+  }
+  const std::size_t alone = due_.size() >= 2 ? choice(due_.size() + 1, "timer_tie") : 0;
+  for (std::size_t i = 0; i < due_.size(); ++i) {
+    if (alone == 0 || i == alone - 1) {
+      wake(*find(due_[i].id), wake_reason::timed_out);
+    } else {
+      timers_.push(due_[i]);
+    }
+  }
+}
+
+// Evenly spaced lateness values 0, J/16, ..., J (all of 0..J when J < 16):
+// few enough that every strategy can offer them as a choice, spread enough to
+// cross a neighbour's deadline anywhere in the bound.
+std::int64_t executor::jitter(std::int64_t deadline) {
+  const std::int64_t bound = config_.timer_jitter_ns;
+  if (bound <= 0 || deadline <= now_) return 0;
+  const std::int64_t slots = bound < 16 ? bound : 16;
+  const auto b = static_cast<std::int64_t>(choose(static_cast<std::size_t>(slots) + 1, "timer_jitter"));
+  // bound * b / slots without overflowing.
+  const std::int64_t late = (bound / slots) * b + (bound % slots) * b / slots;
+  return late > INT64_MAX - deadline ? INT64_MAX - deadline : late;
 }
 
 // The next fiber after a scheduling point of the running one (which is a
@@ -559,7 +602,12 @@ fiber* executor::choose_next() {
 }
 
 std::size_t executor::choose(std::size_t count, const char* what) {
-  if (count <= 1 || current_ == nullptr || tearing_down_ || stop_ || !explores_choices_) return 0;
+  return current_ == nullptr ? 0 : choice(count, what);
+}
+
+// choose(), and the scheduler's own choices between steps (timer ties).
+std::size_t executor::choice(std::size_t count, const char* what) {
+  if (count <= 1 || tearing_down_ || stop_ || !explores_choices_) return 0;
   std::size_t index = 0;
   if (uniform_ != nullptr) {
     index = draw_below(count);

@@ -154,6 +154,18 @@ struct run_config {
   /// memory_order says (what lockstep did before it modelled C++'s memory
   /// model, and cheaper). Off: memory_model.hpp.
   bool seq_cst_only = false;
+  /// Timer ties as decisions: when two or more timers are due at one virtual
+  /// instant, the strategy chooses whether they all fire together (their
+  /// fibers then interleave as the strategy picks) or one of them fires
+  /// alone first, the rest staying due until nothing can run (as if it were
+  /// an instant earlier). Recorded like any choice; off: they fire together.
+  bool timer_ties = false;
+  /// Bounded jitter on virtual delays: a timed wait whose deadline is still
+  /// ahead ends up to this many ns later, by a recorded choice of one of 17
+  /// evenly spaced lateness values from 0 (at most timer_jitter_ns + 1
+  /// values), so a strategy can move a timer across a neighbour's deadline.
+  /// Never earlier: a sleep still sleeps at least its duration. 0: off.
+  std::int64_t timer_jitter_ns = 0;
 };
 
 struct run_result {
@@ -333,6 +345,9 @@ class executor {
   /// 0 (the ordinary outcome) outside a fiber, in teardown, and under a
   /// strategy that does not explore choices (dfs with partial-order reduction).
   std::size_t choose(std::size_t count, const char* what);
+  /// How much later than `deadline` a timed wait ends under
+  /// run_config::timer_jitter_ns (a choice; 0 when off or already due).
+  std::int64_t jitter(std::int64_t deadline);
   /// "#3 'worker'": the running fiber, for messages ("the scheduler" outside one).
   [[nodiscard]] std::string current_label() const;
   /// The executor whose run is under way on this thread (null when none):
@@ -495,6 +510,8 @@ class executor {
   void release_core(fiber& f);
   void update_busy(core_slot& c, bool was_busy);
   bool advance_time();
+  void fire_due_timers();
+  std::size_t choice(std::size_t count, const char* what);
   void finish(fiber& f);
   void fail(failure_kind kind, std::string message, code_site where = code_site{nullptr, 0});
   void teardown();
@@ -571,6 +588,7 @@ class executor {
   std::size_t candidates_total_ = 0;  // sum over cores of (active ? 1 : ready.size())
   bool stop_ = false;               // the main fiber finished or the run failed
   std::vector<candidate> candidates_;
+  std::vector<timer> due_;  // fire_due_timers' live timers of one instant
   std::vector<std::uint32_t> decisions_;
   fiber* current_ = nullptr;
   std::uint32_t busy_cores_ = 0;

@@ -63,7 +63,10 @@ wake_reason executor::block(const char* what, std::uint64_t object, wait_queue* 
     yield_now();
     return wake_reason::timed_out;
   }
-  if (deadline) access(clock_key);  // a timed wait's end depends on the clock
+  if (deadline) {
+    access(clock_key);  // a timed wait's end depends on the clock
+    if (config_.timer_jitter_ns > 0) *deadline += jitter(*deadline);
+  }
   f.state = fiber_state::blocked;
   f.waiting_on = what;
   f.waiting_object = object;

@@ -3,6 +3,7 @@
 #include "../sim/dfs_search.hpp"
 #include "../sim/sizing_run.hpp"
 #include "../sim/trace.hpp"
+#include "record_fields.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -145,6 +146,15 @@ void apply_environment(test_options& o) {
     if (*v != "0" && *v != "1") bad_env("LOCKSTEP_SEQ_CST_ONLY", *v, "0 or 1");
     o.seq_cst_only = *v == "1";
   }
+  if (const auto v = env("LOCKSTEP_TIMER_TIES")) {
+    if (*v != "0" && *v != "1") bad_env("LOCKSTEP_TIMER_TIES", *v, "0 or 1");
+    o.timer_ties = *v == "1";
+  }
+  if (const auto v = env("LOCKSTEP_TIMER_JITTER")) {
+    const auto n = to_u64(*v);
+    if (!n || *n > max_timer_jitter_ns) bad_env("LOCKSTEP_TIMER_JITTER", *v, "virtual ns from 0 (off) to 1000000000000");
+    o.timer_jitter_ns = static_cast<std::int64_t>(*n);
+  }
   o.stop_after = env_u64("LOCKSTEP_STOP_AFTER", 0, o.stop_after);
   o.jobs = static_cast<std::uint32_t>(env_u64("LOCKSTEP_JOBS", 1, o.jobs));
   o.shrink_runs = env_u64("LOCKSTEP_SHRINK", 0, o.shrink_runs);
@@ -167,6 +177,8 @@ sim::run_config config_for(const test_options& o, const std::string& strategy, s
   c.max_time_ns = o.max_time_ns;
   c.trace = sim::trace_mode::hash;
   c.seq_cst_only = o.seq_cst_only;
+  c.timer_ties = o.timer_ties;
+  c.timer_jitter_ns = o.timer_jitter_ns;
   return c;
 }
 
@@ -411,6 +423,8 @@ std::string describe(const test_record& record) {
   }
   s += " cores=" + std::to_string(record.config.cores);
   if (record.config.seq_cst_only) s += " seq_cst_only";  // (the memory model off)
+  if (record.config.timer_ties) s += " timer_ties";
+  if (record.config.timer_jitter_ns != 0) s += " timer_jitter_ns=" + std::to_string(record.config.timer_jitter_ns);
   if (r.failed) s += ": " + std::string(sim::to_string(r.failed->kind)) + ": " + r.failed->message;
   s += " (trace hash " + sim::hash_hex(r.trace_hash) + ", " + std::to_string(r.decisions.size()) + " decisions)";
   return s;

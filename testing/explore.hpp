@@ -75,6 +75,14 @@ struct test_options {
   /// which lets relaxed and acquire loads read older stores where C++ allows
   /// (LOCKSTEP_SEQ_CST_ONLY=1). Cheaper; finds no bug that needs a stale read.
   bool seq_cst_only = false;
+  /// Timers due at one virtual instant as a choice: all fire together, or
+  /// one alone first (sim::run_config::timer_ties; LOCKSTEP_TIMER_TIES=1).
+  bool timer_ties = false;
+  /// Each timed wait (sleep, a wait with a timeout) ends up to this many
+  /// virtual ns late, never early, by a recorded choice, so timers cross
+  /// their neighbours' deadlines (sim::run_config::timer_jitter_ns;
+  /// LOCKSTEP_TIMER_JITTER=NS). 0: off.
+  std::int64_t timer_jitter_ns = 0;
   /// What this case was generated from, in words or JSON (a property's
   /// generated program): kept in each record ("input") and printed with the
   /// failure. A non-empty input also names the records
@@ -89,7 +97,8 @@ struct test_options {
 ///   LOCKSTEP_STRATEGIES=random,pct, LOCKSTEP_PCT_DEPTH=D, LOCKSTEP_TIME_BUDGET=S
 ///   (seconds), LOCKSTEP_STOP_AFTER=N, LOCKSTEP_MAX_STEPS=N, LOCKSTEP_RECORD_DIR=DIR,
 ///   LOCKSTEP_PREEMPTION_BOUND=N|none, LOCKSTEP_DELAY_BOUND=N|none, LOCKSTEP_MAX_SCHEDULES=N,
-///   LOCKSTEP_DPOR=0|1, LOCKSTEP_HANG_LIMIT=S (seconds; 0: off), LOCKSTEP_SEQ_CST_ONLY=0|1.
+///   LOCKSTEP_DPOR=0|1, LOCKSTEP_HANG_LIMIT=S (seconds; 0: off), LOCKSTEP_SEQ_CST_ONLY=0|1,
+///   LOCKSTEP_TIMER_TIES=0|1, LOCKSTEP_TIMER_JITTER=NS.
 /// Throws bad_input naming the variable and what was expected.
 void apply_environment(test_options& o);
 

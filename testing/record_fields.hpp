@@ -11,7 +11,10 @@
 
 namespace lockstep::testing {
 
-/// Writes seed, strategy, cores, pct options, budgets, decisions, steps,
+/// The largest timer jitter a record (or --timer-jitter) may ask for: 1,000 virtual seconds.
+inline constexpr std::uint64_t max_timer_jitter_ns = 1'000'000'000'000;
+
+/// Writes seed, strategy, cores, pct options, budgets, timer choices, decisions, steps,
 /// trace hash and, when the run failed, the failure into `j`.
 inline void write_run_fields(nlohmann::json& j, const sim::run_config& config, const sim::run_result& result) {
   j["lockstep_failure_record"] = 1;
@@ -22,6 +25,9 @@ inline void write_run_fields(nlohmann::json& j, const sim::run_config& config, c
   j["pct_steps"] = config.options.pct_steps;
   j["max_steps"] = config.max_steps;
   j["max_time_ns"] = config.max_time_ns;
+  // Written only when on: records of runs without them read as before.
+  if (config.timer_ties) j["timer_ties"] = true;
+  if (config.timer_jitter_ns != 0) j["timer_jitter_ns"] = config.timer_jitter_ns;
   j["decisions"] = result.decisions;
   j["steps"] = result.steps;
   j["trace_hash"] = sim::hash_hex(result.trace_hash);

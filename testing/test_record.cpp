@@ -19,7 +19,8 @@ constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
 
 const char* const fields[] = {"lockstep_failure_record", "test", "seed", "strategy", "cores",
                               "pct_depth", "pct_steps", "max_steps", "max_time_ns", "decisions",
-                              "steps", "trace_hash", "failure", "seq_cst_only", "input"};
+                              "steps", "trace_hash", "failure", "seq_cst_only", "input",
+                              "timer_ties", "timer_jitter_ns"};
 
 std::string shown(const nlohmann::json& v) {
   std::string s = v.dump();
@@ -113,6 +114,15 @@ test_record from_json(const nlohmann::json& root, const std::string& name) {
     const auto& v = root.at("seq_cst_only");
     if (!v.is_boolean()) r.fail("/seq_cst_only", "true or false, found " + shown(v));
     rec.config.seq_cst_only = v.get<bool>();
+  }
+  // Absent (every record before timers were choices): off.
+  if (root.contains("timer_ties")) {
+    const auto& v = root.at("timer_ties");
+    if (!v.is_boolean()) r.fail("/timer_ties", "true or false, found " + shown(v));
+    rec.config.timer_ties = v.get<bool>();
+  }
+  if (root.contains("timer_jitter_ns")) {
+    rec.config.timer_jitter_ns = static_cast<std::int64_t>(r.u64_in("/timer_jitter_ns", 0, max_timer_jitter_ns));
   }
   const auto& decisions = r.at("/decisions", "an array of fiber ids");
   if (!decisions.is_array()) r.fail("/decisions", "an array of fiber ids, found " + shown(decisions));

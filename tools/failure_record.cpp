@@ -59,7 +59,7 @@ constexpr std::uint64_t int64_max = 0x7fffffffffffffffULL;
 const char* const record_fields[] = {"lockstep_failure_record", "seed", "strategy",
                                      "cores", "pct_depth", "pct_steps", "max_steps", "max_time_ns",
                                      "decisions", "steps", "trace_hash", "failure", "scenario_file",
-                                     "scenario", "swarm"};
+                                     "scenario", "swarm", "timer_ties", "timer_jitter_ns"};
 
 std::optional<sim::failure_kind> kind_named(const std::string& name) {
   for (int k = 0; k < sim::failure_kind_count; ++k) {
@@ -134,6 +134,16 @@ failure_record read_record(const nlohmann::json& root, const std::string& name) 
                                                                : r.u64("/pct_steps");
   rec.config.max_steps = r.u64_in("/max_steps", 1, UINT64_MAX);
   rec.config.max_time_ns = static_cast<std::int64_t>(r.u64_in("/max_time_ns", 0, int64_max));
+  // Absent (every record before timers were choices): off.
+  if (root.contains("timer_ties")) {
+    const auto& v = root["timer_ties"];
+    if (!v.is_boolean()) r.fail("/timer_ties", "true or false, found " + shown(v));
+    rec.config.timer_ties = v.get<bool>();
+  }
+  if (root.contains("timer_jitter_ns")) {
+    rec.config.timer_jitter_ns =
+        static_cast<std::int64_t>(r.u64_in("/timer_jitter_ns", 0, testing::max_timer_jitter_ns));
+  }
   const auto& decisions = r.at("/decisions", "an array of fiber ids");
   if (!decisions.is_array()) r.fail("/decisions", "an array of fiber ids, found " + shown(decisions));
   rec.result.decisions.reserve(decisions.size());

@@ -91,6 +91,42 @@ BOOST_AUTO_TEST_CASE(a_planted_bug_is_found_recorded_and_replayed) {
   std::filesystem::remove_all(dir);
 }
 
+// A notify sent at the very instant a timed wait times out: it can win only
+// when timer ties are choices. The test asserts that it never wins, so it
+// holds with timers as they were and fails with .timer_ties, and the record
+// of that failure holds the setting and replays with it.
+static void notify_at_the_deadline(sim::runtime& rt) {
+  auto n = std::make_shared<sim::notify>(rt);
+  auto waiter = rt.spawn_on(0, "waiter", [n] { LOCKSTEP_ASSERT(!n->notified_until(100)); });
+  auto notifier = rt.spawn_on(1, "notifier", [n, &rt] {
+    rt.sleep_until(100);
+    n->notify_one();
+  });
+  waiter.join();
+  notifier.join();
+}
+
+BOOST_AUTO_TEST_CASE(timer_ties_are_found_recorded_and_replayed) {
+  const std::string dir = temp_dir("ties");
+  lt::test_options o = options_in(dir);
+  o.cores = 2;
+  BOOST_TEST(lt::explore("ties_off", o, notify_at_the_deadline).failures.empty());
+  o.timer_ties = true;
+  o.timer_jitter_ns = 3;  // deadlines of 100 and 100..103: the notifier may come late too
+  const lt::explore_result r = lt::explore("ties_on", o, notify_at_the_deadline);
+  BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
+  const lt::test_record back = lt::read_test_record(r.failures.front().record_path);
+  BOOST_TEST(back.config.timer_ties);
+  BOOST_TEST(back.config.timer_jitter_ns == 3);
+  BOOST_TEST(lt::describe(back).find(" timer_ties timer_jitter_ns=3") != std::string::npos);
+  BOOST_TEST(lt::replay(back, notify_at_the_deadline).reproduced);
+  lt::test_record without = back;
+  without.config.timer_ties = false;
+  without.config.timer_jitter_ns = 0;
+  BOOST_TEST(!lt::replay(without, notify_at_the_deadline).reproduced);
+  std::filesystem::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_CASE(a_test_with_a_hundred_cores_writes_records_it_can_read_back) {
   // A thread of the model is a core: a record of a 100-core test was once
   // refused by lockstep's own reader (it allowed 1 to 64).
@@ -313,6 +349,19 @@ BOOST_AUTO_TEST_CASE(bad_records_are_refused_naming_the_pointer) {
   BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false", "\"seq_cst_only\": true"), "r.json").config.seq_cst_only);
   BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false,", ""), "r.json").config.seq_cst_only);
   BOOST_TEST(refused_naming(with("\"seq_cst_only\": false", "\"seq_cst_only\": 0"), "r.json: /seq_cst_only: expected true or false, found 0"));
+  // Timer choices: absent (every record before them) is off.
+  BOOST_TEST(!lt::read_test_record_text(good, "r.json").config.timer_ties);
+  BOOST_TEST(lt::read_test_record_text(good, "r.json").config.timer_jitter_ns == 0);
+  const auto timed = lt::read_test_record_text(
+      with("\"seq_cst_only\": false", "\"seq_cst_only\": false, \"timer_ties\": true, \"timer_jitter_ns\": 7"), "r.json");
+  BOOST_TEST(timed.config.timer_ties);
+  BOOST_TEST(timed.config.timer_jitter_ns == 7);
+  BOOST_TEST(lt::to_json_text(timed).find("\"timer_jitter_ns\": 7") != std::string::npos);
+  BOOST_TEST(lt::to_json_text(lt::read_test_record_text(good, "r.json")).find("timer_") == std::string::npos);
+  BOOST_TEST(refused_naming(with("\"seq_cst_only\": false", "\"seq_cst_only\": false, \"timer_ties\": 1"),
+                            "r.json: /timer_ties: expected true or false, found 1"));
+  BOOST_TEST(refused_naming(with("\"seq_cst_only\": false", "\"seq_cst_only\": false, \"timer_jitter_ns\": -1"),
+                            "r.json: /timer_jitter_ns: expected"));
   BOOST_TEST(lt::read_test_record_text(with("\"seq_cst_only\": false", "\"seq_cst_only\": false, \"input\": \"[1, 2]\""),
                                        "r.json").input == "[1, 2]");
   BOOST_TEST(refused_naming(with("\"seq_cst_only\": false", "\"seq_cst_only\": false, \"input\": [1, 2]"),
@@ -350,6 +399,21 @@ BOOST_AUTO_TEST_CASE(the_environment_sets_the_budget_or_is_refused) {
     return std::string(e.what()).find("LOCKSTEP_SEQ_CST_ONLY=\"yes\": expected 0 or 1") != std::string::npos;
   });
   ::unsetenv("LOCKSTEP_SEQ_CST_ONLY");
+  ::setenv("LOCKSTEP_TIMER_TIES", "1", 1);
+  ::setenv("LOCKSTEP_TIMER_JITTER", "250", 1);
+  lt::apply_environment(o);
+  BOOST_TEST(lt::config_for(o, "random", 1).timer_ties);
+  BOOST_TEST(lt::config_for(o, "random", 1).timer_jitter_ns == 250);
+  ::setenv("LOCKSTEP_TIMER_TIES", "on", 1);
+  BOOST_CHECK_EXCEPTION(lt::apply_environment(o), lt::bad_input, [](const lt::bad_input& e) {
+    return std::string(e.what()).find("LOCKSTEP_TIMER_TIES=\"on\": expected 0 or 1") != std::string::npos;
+  });
+  ::unsetenv("LOCKSTEP_TIMER_TIES");
+  ::setenv("LOCKSTEP_TIMER_JITTER", "1000000000001", 1);
+  BOOST_CHECK_EXCEPTION(lt::apply_environment(o), lt::bad_input, [](const lt::bad_input& e) {
+    return std::string(e.what()).find("LOCKSTEP_TIMER_JITTER=\"1000000000001\": expected virtual ns") != std::string::npos;
+  });
+  ::unsetenv("LOCKSTEP_TIMER_JITTER");
 }
 
 // A body that keeps state between runs fails once and then holds: the

@@ -47,6 +47,9 @@ nlohmann::json config_json(const prepared& p, const run_options& o, const explor
   c["stop_after"] = e.stop_after;
   if (e.stop_after_liveness) c["stop_after_liveness"] = *e.stop_after_liveness;  // absent: counted together
   if (p.swarm_document) c["swarm"] = true;  // each seed drew its own configuration from the ranges
+  // As given (absent: not given); shards that differ in them do not merge.
+  if (o.timer_ties) c["timer_ties"] = true;
+  if (o.timer_jitter_ns) c["timer_jitter_ns"] = *o.timer_jitter_ns;
   if (!p.generator.empty()) c["generate"] = p.generator;  // each seed drew its whole scenario; the document is the first seed's
   return c;
 }
@@ -116,6 +119,8 @@ void print_header(const prepared_file& f, const explore_options& e) {
             << " seeds=" << f.o.first_seed << ".." << f.o.last_seed;
   if (e.sharded) std::cout << " shard=" << e.shard_index << "/" << e.shard_count;
   if (f.p.swarm_document) std::cout << " swarm";
+  if (f.o.timer_ties) std::cout << " timer_ties";
+  if (f.o.timer_jitter_ns) std::cout << " timer_jitter_ns=" << *f.o.timer_jitter_ns;
   std::cout << std::endl;
 }
 

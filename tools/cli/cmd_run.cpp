@@ -53,7 +53,7 @@ int run_file(run_options o) {
   auto c = config_of(o, o.seed, o.trace_given ? sim::trace_mode::full : sim::trace_mode::hash);
   std::cout << "seed=" << o.seed << " scenario=" << p.name << " strategy=" << o.strategy;
   if (c.strategy != o.strategy) std::cout << " (" << c.strategy << " for this seed)";
-  std::cout << " cores=" << o.cores << std::endl;
+  std::cout << " cores=" << o.cores << timer_choices_text(c) << std::endl;
   if (p.swarm_document) {
     std::cout << "swarm: " << scenario::swarm::values_text(for_seed(p, o.seed).swarm_values) << std::endl;
   }

@@ -55,9 +55,10 @@ int cmd_trace(trace_options t) {
   check_output_path("-o", t.out);
   // A run's trace (a library test's, LOCKSTEP_TRACE) is converted as it is.
   if (const std::optional<std::string> lines = read_trace_lines(t.input)) {
-    if (t.seed_given || t.strategy_given || t.run.cores_given) {
+    if (t.seed_given || t.strategy_given || t.run.cores_given || t.timers_given) {
       throw input_error(printable(t.input, 200) +
-                        ": a run's trace is converted as it is; expected no --seed, --strategy or --cores with it");
+                        ": a run's trace is converted as it is; expected no --seed, --strategy, --cores or timer "
+                        "flag with it");
     }
     std::string text = *lines;
     if (t.format == "perfetto") {
@@ -79,10 +80,10 @@ int cmd_trace(trace_options t) {
   sim::run_result r;
   std::string label;
   if (doc.is_object() && doc.contains("lockstep_failure_record")) {
-    if (t.seed_given || t.strategy_given || t.run.cores_given) {
+    if (t.seed_given || t.strategy_given || t.run.cores_given || t.timers_given) {
       throw input_error(printable(t.input, 200) +
-                        ": a failure record fixes its seed, strategy and cores; expected no --seed, --strategy "
-                        "or --cores with it");
+                        ": a failure record fixes its seed, strategy, cores and timer choices; expected no --seed, "
+                        "--strategy, --cores or timer flag with it");
     }
     const failure_record rec = read_failure_record(t.input);
     (void)prepare_record(rec);  // bad input in the record is refused before anything is printed
@@ -100,7 +101,7 @@ int cmd_trace(trace_options t) {
     const prepared p = prepare(o);
     auto c = config_of(o, o.seed, sim::trace_mode::full);
     std::cout << "seed=" << o.seed << " scenario=" << p.name << " strategy=" << o.strategy << " cores=" << o.cores
-              << std::endl;
+              << timer_choices_text(c) << std::endl;
     c = describe_and_size(p, c);
     r = run_once(p, c);
     crash_report::clear();

@@ -123,6 +123,10 @@ int main(int argc, char** argv) {
   trace->add_option("--strategy", trace_opts.run.strategy, "a scenario's strategy: random | pct | pos | surw | fifo")
       ->check(CLI::IsMember({"random", "pct", "pos", "surw", "fifo"}));
   trace->add_option("--cores", trace_opts.run.cores_text, "a scenario's simulated cores (default: its system.cores)");
+  trace->add_flag("--timer-ties", trace_opts.run.timer_ties, "a scenario's timer ties as choices (as `run --timer-ties`)");
+  trace->add_option("--timer-jitter", trace_opts.run.timer_jitter_text,
+                    "a scenario's timer jitter bound in virtual ns (as `run --timer-jitter`; default 0)")
+      ->type_name("NS");
 
   std::string demo_dir = ".";
   std::string demo_library = "scenarios";
@@ -218,6 +222,7 @@ int main(int argc, char** argv) {
   trace_opts.seed_given = trace->count("--seed") > 0;
   trace_opts.strategy_given = trace->count("--strategy") > 0;
   trace_opts.run.cores_given = trace->count("--cores") > 0;
+  trace_opts.timers_given = trace->count("--timer-ties") > 0 || trace->count("--timer-jitter") > 0;
   explore_more.json_given = explore->count("--json") > 0;
   explore_more.junit_given = explore->count("--junit") > 0;
   explore_more.record_dir_given = explore->count("--record-dir") > 0;

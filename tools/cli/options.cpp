@@ -1,6 +1,8 @@
 #include "tools/cli/options.hpp"
 
 #include "sim/dfs.hpp"
+#include "sim/prng.hpp"
+#include "testing/record_fields.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -53,6 +55,15 @@ void resolve_backend(run_options& o, bool with_seed) {
 
 }  // namespace
 
+swarm_timer_draw swarm_timers(std::uint64_t seed) {
+  static constexpr std::int64_t bounds[] = {0, 1, 10, 100, 1'000, 10'000};
+  sim::prng draws(seed ^ 0x7469'6d65'7273'7761ULL);  // "timersw": its own stream, not the schedule's
+  swarm_timer_draw d;
+  d.ties = draws.below(2) == 1;
+  d.jitter_ns = bounds[draws.below(6)];
+  return d;
+}
+
 void resolve(run_options& o, bool with_seed) {
   if (with_seed) {
     o.seed = parse_u64("--seed", o.seed_text, 0, UINT64_MAX);
@@ -84,6 +95,9 @@ void resolve(run_options& o, bool with_seed) {
   o.pct_depth = static_cast<std::uint32_t>(parse_u64("--pct-depth", o.pct_depth_text, 1, 64));
   o.pct_steps = parse_u64("--pct-steps", o.pct_steps_text, 0, UINT64_MAX);
   o.max_steps = parse_u64("--max-steps", o.max_steps_text, 1, UINT64_MAX);
+  if (!o.timer_jitter_text.empty()) {
+    o.timer_jitter_ns = static_cast<std::int64_t>(parse_u64("--timer-jitter", o.timer_jitter_text, 0, testing::max_timer_jitter_ns));
+  }
   if (o.trace_given) check_output_path("--trace", o.trace_out);
   if (o.record_given) check_output_path("--record", o.record_out);
   resolve_backend(o, with_seed);
@@ -319,13 +333,23 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed, bool with_dfs)
                  "PCT: steps k the change points are drawn from (default 0: the length of a random run "
                  "of the same scenario and seed, so change points land inside the run)");
   app.add_option("--max-steps", o.max_steps_text, "step budget (a livelock past it; at least 1; default 10000000)");
+  app.add_flag("--timer-ties", o.timer_ties,
+               "timers due at one virtual instant are a choice: all fire together, or one alone first (as if an "
+               "instant earlier); recorded, replayed (under --swarm drawn from each seed)");
+  app.add_option("--timer-jitter", o.timer_jitter_text,
+                 "each timed wait ends up to NS virtual ns late (never early), by a recorded choice among 17 "
+                 "values from 0 to NS, so timers cross neighbours' deadlines (0 to 10^12; default 0; under "
+                 "--swarm drawn from each seed: 0, 1, 10, 100, 1000 or 10000)")
+      ->type_name("NS");
   auto sim_only = [&o](const char* flag) {
     return [&o, flag](const std::string&) {
       if (o.sim_only_flag.empty()) o.sim_only_flag = flag;
     };
   };
   // Marked where they are added, so the backend check knows they were given.
-  for (const char* flag : {"--strategy", "--pct-depth", "--pct-steps", "--max-steps"}) app.get_option(flag)->each(sim_only(flag));
+  for (const char* flag : {"--strategy", "--pct-depth", "--pct-steps", "--max-steps", "--timer-ties", "--timer-jitter"}) {
+    app.get_option(flag)->each(sim_only(flag));
+  }
   if (with_seed) app.get_option("--seed")->each(sim_only("--seed"));
   app.add_option("--backend", o.backend,
                  "sim (default) | threads: run on the real pinned-thread backend, real clock (run only, scenario "

@@ -21,6 +21,7 @@ struct run_options {
   std::string pct_depth_text = "3";
   std::string pct_steps_text = "0";
   std::string max_steps_text = "10000000";
+  std::string timer_jitter_text;  // "": not given (0, or under --swarm drawn from each seed)
   std::string trace_out;
   std::string record_out;
   std::vector<std::string> files;  // as given: scenario files and directories (expand_files)
@@ -48,7 +49,23 @@ struct run_options {
   std::uint32_t pct_depth = 3;
   std::uint64_t pct_steps = 0;  // 0: measured from a random run of the same scenario and seed
   std::uint64_t max_steps = 10'000'000;
+  // Timers as choices (sim::run_config::timer_ties, timer_jitter_ns): on with
+  // --timer-ties and --timer-jitter NS; under --swarm drawn from each seed
+  // (swarm_timers) as far as those flags do not say.
+  bool timer_ties = false;
+  std::optional<std::int64_t> timer_jitter_ns;
 };
+
+/// What --swarm draws for seed `seed` when the timer flags do not say: ties
+/// on or off, and a jitter bound of 0, 1, 10, 100, 1,000 or 10,000 ns (timers
+/// then move across neighbours' deadlines at every scale a file's delays
+/// have; 0 and off keep the same-instant races the files set up on purpose).
+/// A rerun of the seed draws the same.
+struct swarm_timer_draw {
+  bool ties = false;
+  std::int64_t jitter_ns = 0;
+};
+swarm_timer_draw swarm_timers(std::uint64_t seed);
 
 /// explore's own flags: workers, budgets, shard, summaries (text until resolve_explore).
 struct explore_options {

@@ -158,6 +158,9 @@ sim::run_config config_of(const run_options& o, std::uint64_t seed, sim::trace_m
   c.options.pct_depth = o.pct_depth;
   c.options.pct_steps = o.pct_steps;
   c.max_steps = o.max_steps;
+  const swarm_timer_draw drawn = o.swarm ? swarm_timers(seed) : swarm_timer_draw{};
+  c.timer_ties = o.timer_ties || drawn.ties;
+  c.timer_jitter_ns = o.timer_jitter_ns ? *o.timer_jitter_ns : drawn.jitter_ns;
   c.trace = trace;
   return c;
 }

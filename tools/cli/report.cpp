@@ -35,6 +35,20 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+namespace {
+
+/// --timer-ties and --timer-jitter as far as --swarm (which draws both from
+/// the seed) does not already say them.
+std::string timer_flags(const prepared& p, const sim::run_config& c) {
+  const swarm_timer_draw drawn = p.swarm_document != nullptr ? swarm_timers(c.seed) : swarm_timer_draw{};
+  std::string flags;
+  if (c.timer_ties && !drawn.ties) flags += " --timer-ties";
+  if (c.timer_jitter_ns != drawn.jitter_ns) flags += " --timer-jitter " + std::to_string(c.timer_jitter_ns);
+  return flags;
+}
+
+}  // namespace
+
 /// The one command that reruns this configuration (a seed's run is
 /// deterministic, so it reproduces a failure or a crash).
 std::string rerun_command(const prepared& p, const sim::run_config& c) {
@@ -45,7 +59,7 @@ std::string rerun_command(const prepared& p, const sim::run_config& c) {
     return invoked_as_ + " explore " + shell_quote(p.name) + " --strategy dfs --first-seed " + std::to_string(c.seed) +
            " --cores " + std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps) +
            " --preemption-bound " + bound(b.preemptions) + " --delay-bound " + bound(b.delays) +
-           " --max-schedules 0";
+           " --max-schedules 0" + timer_flags(p, c);
   }
   std::string cmd = invoked_as_ + " run " + shell_quote(p.name);
   cmd += " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +
@@ -56,12 +70,20 @@ std::string rerun_command(const prepared& p, const sim::run_config& c) {
     if (c.options.pct_steps != 0) cmd += " --pct-steps " + std::to_string(c.options.pct_steps);
   }
   if (p.swarm_document) cmd += " --swarm";  // the seed draws the same values again
+  cmd += timer_flags(p, c);
   return cmd;
 }
 
 std::string run_summary(const prepared& p, const sim::run_config& c) {
   return "scenario=" + p.name + " seed=" + std::to_string(c.seed) +
-         " strategy=" + c.strategy + " cores=" + std::to_string(c.cores);
+         " strategy=" + c.strategy + " cores=" + std::to_string(c.cores) + timer_choices_text(c);
+}
+
+std::string timer_choices_text(const sim::run_config& c) {
+  std::string s;
+  if (c.timer_ties) s += " timer_ties";
+  if (c.timer_jitter_ns != 0) s += " timer_jitter_ns=" + std::to_string(c.timer_jitter_ns);
+  return s;
 }
 
 /// Stores what a crash during the next run prints: the run and its rerun command.

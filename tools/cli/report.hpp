@@ -33,6 +33,9 @@ std::string rerun_command(const prepared& p, const sim::run_config& c);
 
 std::string run_summary(const prepared& p, const sim::run_config& c);
 
+/// " timer_ties timer_jitter_ns=N", the timer choices a run makes (empty when off).
+std::string timer_choices_text(const sim::run_config& c);
+
 /// Stores what a crash during the next run prints: the run and its rerun command.
 void describe_run(const prepared& p, const sim::run_config& c);
 

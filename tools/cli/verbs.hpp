@@ -29,9 +29,10 @@ struct trace_options {
   std::string input;
   std::string format = "perfetto";
   std::string out;
-  run_options run;  // seed, strategy, cores for a scenario file (as text)
+  run_options run;  // seed, strategy, cores, timer choices for a scenario file (as text)
   bool seed_given = false;
   bool strategy_given = false;
+  bool timers_given = false;  // --timer-ties or --timer-jitter
 };
 int cmd_trace(trace_options t);
 
