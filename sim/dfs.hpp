@@ -35,8 +35,16 @@
 // are ordered too: fewer schedules pruned, none missed). Sound only when the
 // fibers share state through lockstep's types: plain memory two fibers touch
 // outside a lockstep mutex is invisible to it, and reorderings of such steps
-// are pruned as if they commuted. No sleep sets, so some equivalent
-// schedules still run more than once.
+// are pruned as if they commuted.
+//
+// Sleep sets (Godefroid, 1996; used with DPOR in Flanagan & Godefroid's
+// algorithm) prune what the backtrack sets alone still repeat: once a
+// decision has tried fiber p, a sibling choice q whose step is independent of
+// p's step (they touched no object in common) carries p asleep into its
+// subtree, where p is not chosen again until a step dependent on p's step
+// runs. A run that reaches a point where every runnable fiber is asleep
+// repeats an order already explored: it is finished without branching and
+// its steps past that point add no backtrack points.
 //
 // Two runs that take the same decisions must see the same runnable fibers at
 // each; a program that does not (it reads a clock, a real random source, or
@@ -105,6 +113,9 @@ class dfs_tree {
   [[nodiscard]] const dfs_bounds& bounds() const { return bounds_; }
   /// Runs that reached the fair tail (no branching past fair_after).
   [[nodiscard]] std::uint64_t fair_tail_runs() const { return fair_tail_runs_; }
+  /// dpor: runs cut short by their sleep sets (every runnable fiber asleep:
+  /// an order already explored), finished without branching.
+  [[nodiscard]] std::uint64_t sleep_blocked_runs() const { return sleep_blocked_runs_; }
   /// The deepest path seen, in decisions: how far apart the search's leaves are.
   [[nodiscard]] std::size_t deepest() const { return deepest_; }
   /// Where the search stands: the choice taken at each decision of the current
@@ -129,6 +140,14 @@ class dfs_tree {
   void note_access(std::uint64_t key);
 
  private:
+  /// dpor: the objects one step touched, sorted; shared by the decision that
+  /// took the step and the sleep sets that hold it (copied along every run).
+  using touch_set = std::shared_ptr<const std::vector<std::uint64_t>>;
+  /// dpor: a fiber asleep, with the objects its next step touches.
+  struct sleeper {
+    std::uint32_t fiber;
+    touch_set touches;
+  };
   struct node {
     std::vector<std::uint32_t> order;  ///< candidate fiber ids, default first
     std::uint32_t chosen = 0;          ///< index into order
@@ -141,6 +160,10 @@ class dfs_tree {
     std::uint64_t step = 0;          ///< dpor: the step it decided
     std::vector<bool> backtrack;     ///< dpor: order[i] is to be tried here
     std::vector<bool> done;          ///< dpor: order[i] was tried here
+    std::vector<sleeper> sleep;      ///< dpor: asleep when a run reaches this decision
+    /// dpor: what the step each tried candidate took touched (sorted keys),
+    /// by index into order; set when that step has run.
+    std::vector<touch_set> took;
     [[nodiscard]] bool fits(std::uint32_t i, const dfs_bounds& b) const;
   };
   dfs_bounds bounds_;
@@ -159,9 +182,29 @@ class dfs_tree {
     std::size_t first_access;  ///< into accesses_; the next step's is its end
     std::size_t cause;         ///< the step that spawned or woke this fiber before it; npos: none
   };
-  std::map<std::uint32_t, std::size_t> pending_cause_;  ///< fiber -> the step that made it runnable
+  std::vector<std::size_t> pending_cause_;  ///< by fiber: the step that made it runnable (npos: none)
   std::vector<step_record> steps_;
   std::vector<std::uint64_t> accesses_;
+  // dpor: the run's sleep set now, carried step by step (update_sleep).
+  std::vector<sleeper> sleep_;
+  std::size_t sleep_through_ = 0;   ///< steps_ the sleep set has been carried through
+  std::size_t sleep_node_ = 0;      ///< the next path_ node whose step update_sleep meets
+  std::size_t asleep_from_ = SIZE_MAX;  ///< steps_ index where every runnable fiber was asleep
+  std::uint64_t sleep_blocked_runs_ = 0;
+  // add_backtrack_points' and update_sleep's working storage, kept between
+  // runs (a run allocating its vector clocks afresh spent most of its time in
+  // malloc).
+  std::vector<std::uint64_t> keys_;         ///< the run's objects, sorted: their dense ids
+  std::vector<std::uint32_t> clock_;        ///< by fiber: its vector clock (fibers x fibers)
+  std::vector<std::uint32_t> after_;        ///< by step: its clock
+  std::vector<std::uint32_t> before_, now_;
+  std::vector<std::size_t> last_step_;      ///< by object: the last step that touched it
+  std::vector<std::uint32_t> last_fiber_, last_seq_, last_clock_;
+  std::vector<std::size_t> node_of_step_;   ///< by step number: its decision's index in path_
+  std::vector<std::uint64_t> touched_;
+  std::size_t replayed_steps_ = 0;  ///< steps before the path's last decision, as an earlier run took them
+  void update_sleep();
+  [[nodiscard]] bool asleep(std::uint32_t fiber) const;
   void add_backtrack_points();
   bool advance_dpor();
 };

@@ -20,6 +20,7 @@ struct dfs_outcome {
   std::optional<run_result> failure;  ///< the first failing run; its decisions replay it
   std::string nondeterminism;         ///< set when the program did not repeat itself
   std::uint64_t fair_tail_runs = 0;   ///< runs that reached the fair tail
+  std::uint64_t sleep_blocked_runs = 0;  ///< dpor: runs ended without branching, every runnable fiber asleep
   std::size_t deepest = 0;            ///< decisions on the longest path
   std::string position;               ///< where it stopped, when it stopped early
 };
@@ -54,6 +55,7 @@ dfs_outcome search_dfs(run_config config, const dfs_bounds& bounds, std::uint64_
     }
   }
   out.fair_tail_runs = tree->fair_tail_runs();
+  out.sleep_blocked_runs = tree->sleep_blocked_runs();
   out.deepest = tree->deepest();
   return out;
 }

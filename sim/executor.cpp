@@ -106,6 +106,7 @@ void executor::reset(const run_config& config) {
   if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
+  harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
   explores_choices_ = strategy_->explores_choices();
   candidates_total_ = 0;
   stop_ = false;
@@ -165,7 +166,7 @@ executor_lease::~executor_lease() {
   if (ex_->reusable_ && !idle) {
     // After a run that grew the pool past what trimming keeps, parked stacks
     // must not pin its slabs: they are given back first.
-    if (ex_->stacks_->mapped() > trim_keeps_slabs * stack_pool::stacks_per_slab) ex_->drop_all_parked();
+    if (ex_->stacks_->carved() > trim_keeps_slabs * stack_pool::stacks_per_slab) ex_->drop_all_parked();
     ex_->stacks_->trim_if_idle(trim_keeps_slabs);
     ex_->parked_ = true;
     idle = std::move(ex_);
@@ -214,6 +215,7 @@ executor::executor(const run_config& config)
   if (uniform_ != nullptr) ahead_ = uniform_->next();
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
+  harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
   explores_choices_ = strategy_->explores_choices();
 }
 

@@ -401,6 +401,15 @@ class executor {
     if (access_sink_ != nullptr) [[unlikely]] report_access(key);
     if (clocks_ != nullptr) [[unlikely]] order_access(key);
   }
+  /// The running step reads or changes state of the harness that runs the
+  /// program, which no lockstep object shows (a scenario's event log, which
+  /// the oracles read in order): reported as harness_key, to a strategy that
+  /// wants_harness_accesses() only (dfs's partial-order reduction, which
+  /// must not reorder two such steps as if they commuted). Nothing else sees
+  /// it: the sampling strategies' runs stay as they were.
+  void harness_access() {
+    if (harness_sink_ != nullptr) [[unlikely]] harness_sink_->on_access(harness_key);
+  }
   /// access() for a primitive that tells the race detector itself what
   /// orders what (sim_std's, through clocks()).
   void touch(std::uint64_t key) {
@@ -429,6 +438,7 @@ class executor {
   /// woke it), so that fiber's next step happens after this one.
   static constexpr std::uint64_t enable_key(fiber_id id) { return enable_key_bit | id; }
   static constexpr std::uint64_t enable_key_bit = std::uint64_t{1} << 59;
+  static constexpr std::uint64_t harness_key = std::uint64_t{1} << 58;
   /// The program's seeded randomness (independent of the strategy's draws).
   std::uint64_t random() {
     // Seeded on first use: most runs never draw, and seeding costs about as
@@ -534,6 +544,7 @@ class executor {
   run_config config_;
   std::unique_ptr<strategy> strategy_;
   strategy* access_sink_ = nullptr;  // strategy_ when it wants_accesses()
+  strategy* harness_sink_ = nullptr;  // strategy_ when it wants_harness_accesses()
   bool explores_choices_ = true;     // strategy_->explores_choices(), read once per run
   std::uint64_t atomics_ = 0;
   void report_access(std::uint64_t key);

@@ -61,6 +61,9 @@ class strategy {
   /// clock). Read once per run; others pay one untaken branch per operation.
   [[nodiscard]] virtual bool wants_accesses() const { return false; }
   virtual void on_access(std::uint64_t /*key*/) {}
+  /// Whether executor::harness_access() reports to on_access() too (the
+  /// harness's own shared state, as one object). Read once per run.
+  [[nodiscard]] virtual bool wants_harness_accesses() const { return false; }
   /// A choice that is not a fiber (executor::choose): index in [0, count),
   /// offered as candidates numbered 0..count-1 so that replay matches the
   /// recorded number. By default pick() decides; strategies whose pick reads

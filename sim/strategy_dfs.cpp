@@ -60,6 +60,7 @@ class dfs_strategy final : public strategy {
     if (dpor_) tree_->note_step(fiber);
   }
   bool wants_accesses() const override { return dpor_; }
+  bool wants_harness_accesses() const override { return dpor_; }
   // The reduction's steps are fibers' steps: a choice that is not one has no
   // place in its happens-before, so under it choices keep their ordinary outcome.
   bool explores_choices() const override { return !dpor_; }
@@ -88,17 +89,85 @@ bool dfs_tree::node::fits(std::uint32_t i, const dfs_bounds& b) const {
 
 void dfs_tree::begin_run() {
   steps_.clear();
-  pending_cause_.clear();
+  pending_cause_.assign(pending_cause_.size(), std::string::npos);
   accesses_.clear();
   depth_ = 0;
   preemptions_ = 0;
   delays_ = 0;
   in_fair_tail_ = false;
+  sleep_.clear();
+  sleep_through_ = 0;
+  sleep_node_ = 0;
+  asleep_from_ = SIZE_MAX;
+  replayed_steps_ = 0;
+  if (bounds_.dpor && !path_.empty()) {
+    replayed_steps_ = static_cast<std::size_t>(path_.back().step - 1);
+    // The run replays the path up to its last decision, where an earlier run
+    // carried the sleep set already (that decision keeps it): start there.
+    sleep_node_ = path_.size() - 1;
+    sleep_through_ = static_cast<std::size_t>(path_.back().step - 1);
+  }
+}
+
+namespace {
+
+// Two steps commute when they touched no object in common (both lists sorted).
+bool independent(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
+  if (a.empty() || b.empty() || a.back() < b.front() || b.back() < a.front()) return true;
+  auto i = a.begin();
+  auto j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    if (*i == *j) return false;
+    if (*i < *j) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool dfs_tree::asleep(std::uint32_t fiber) const {
+  return std::any_of(sleep_.begin(), sleep_.end(), [fiber](const sleeper& s) { return s.fiber == fiber; });
+}
+
+// Carries the sleep set through the steps run since the last call (each step
+// k is step number k + 1). A step a decision took puts that decision's
+// earlier tries to sleep beside what was asleep there; every step then wakes
+// the sleepers it does not commute with. A step run by a sleeper (it was the
+// only fiber that could run) means every runnable fiber was asleep.
+void dfs_tree::update_sleep() {
+  for (; sleep_through_ < steps_.size() && asleep_from_ == SIZE_MAX; ++sleep_through_) {
+    const std::size_t k = sleep_through_;
+    const std::size_t end = k + 1 < steps_.size() ? steps_[k + 1].first_access : accesses_.size();
+    touched_.assign(accesses_.begin() + static_cast<std::ptrdiff_t>(steps_[k].first_access),
+                    accesses_.begin() + static_cast<std::ptrdiff_t>(end));
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    const std::uint32_t fiber = steps_[k].fiber;
+    if (sleep_node_ < path_.size() && path_[sleep_node_].step == k + 1) {
+      node& n = path_[sleep_node_++];
+      if (!n.took[n.chosen]) n.took[n.chosen] = std::make_shared<const std::vector<std::uint64_t>>(touched_);
+      sleep_ = n.sleep;
+      for (std::uint32_t j = 0; j < n.order.size(); ++j) {
+        if (j != n.chosen && n.done[j] && n.took[j]) sleep_.push_back({n.order[j], n.took[j]});
+      }
+    } else if (asleep(fiber)) {
+      asleep_from_ = k;
+      ++sleep_blocked_runs_;
+      break;
+    }
+    if (sleep_.empty()) continue;
+    std::erase_if(sleep_, [&](const sleeper& z) { return z.fiber == fiber || !independent(*z.touches, touched_); });
+  }
 }
 
 std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous) {
-  if (in_fair_tail_ || step > bounds_.fair_after) {
-    if (!in_fair_tail_) {
+  if (bounds_.dpor) update_sleep();
+  if (in_fair_tail_ || asleep_from_ != SIZE_MAX || step > bounds_.fair_after) {
+    if (!in_fair_tail_ && asleep_from_ == SIZE_MAX) {
       in_fair_tail_ = true;
       ++fair_tail_runs_;
     }
@@ -168,10 +237,22 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
   }
   n.step = step;
   if (bounds_.dpor) {
+    // The first candidate in order that is not asleep; none: this order was
+    // explored already, and the run finishes without branching.
+    std::uint32_t awake = 0;
+    while (awake < n.order.size() && asleep(n.order[awake])) ++awake;
+    if (awake == n.order.size()) {
+      asleep_from_ = steps_.size();
+      ++sleep_blocked_runs_;
+      return pick(c, step, previous);
+    }
+    n.chosen = awake;
     n.backtrack.assign(n.order.size(), false);
     n.done.assign(n.order.size(), false);
     n.backtrack[n.chosen] = true;
     n.done[n.chosen] = true;
+    n.took.assign(n.order.size(), nullptr);
+    n.sleep = sleep_;
   }
   const std::uint32_t fiber = n.order[n.chosen];
   path_.push_back(std::move(n));
@@ -204,9 +285,9 @@ bool dfs_tree::advance() {
 
 void dfs_tree::note_step(std::uint32_t fiber) {
   std::size_t cause = std::string::npos;
-  if (const auto it = pending_cause_.find(fiber); it != pending_cause_.end()) {
-    cause = it->second;
-    pending_cause_.erase(it);
+  if (fiber < pending_cause_.size()) {
+    cause = pending_cause_[fiber];
+    pending_cause_[fiber] = std::string::npos;
   }
   steps_.push_back({fiber, accesses_.size(), cause});
 }
@@ -214,49 +295,68 @@ void dfs_tree::note_step(std::uint32_t fiber) {
 void dfs_tree::note_access(std::uint64_t key) {
   if (steps_.empty()) return;  // before the first step: the run's setup
   if ((key & executor_enable_bit) != 0 && (key & ~executor_enable_bit) <= UINT32_MAX) {
-    pending_cause_[static_cast<std::uint32_t>(key & ~executor_enable_bit)] = steps_.size() - 1;
+    const auto fiber = static_cast<std::size_t>(key & ~executor_enable_bit);
+    if (fiber >= pending_cause_.size()) pending_cause_.resize(fiber + 1, std::string::npos);
+    pending_cause_[fiber] = steps_.size() - 1;
     return;
   }
   accesses_.push_back(key);
 }
 
 // The races of the run just ended (see dfs.hpp), each adding a fiber to try
-// at the decision before its earlier step.
+// at the decision before its earlier step. Objects get dense ids (their rank
+// among the run's), clocks live in flat arrays kept between runs.
 void dfs_tree::add_backtrack_points() {
-  std::uint32_t fibers = 0;
-  for (const step_record& s : steps_) fibers = std::max(fibers, s.fiber + 1);
-  std::vector<std::vector<std::uint32_t>> clock(fibers, std::vector<std::uint32_t>(fibers, 0));
-  struct last_access {
-    std::size_t step;
-    std::uint32_t fiber;
-    std::uint32_t seq;  // the step's number among its fiber's
-    std::vector<std::uint32_t> clock;
+  // Past the point where every runnable fiber was asleep the run repeats an
+  // explored order: its races there are another run's.
+  const std::size_t explored = std::min(steps_.size(), asleep_from_);
+  const std::size_t access_end = explored < steps_.size() ? steps_[explored].first_access : accesses_.size();
+  keys_.assign(accesses_.begin(), accesses_.begin() + static_cast<std::ptrdiff_t>(access_end));
+  std::sort(keys_.begin(), keys_.end());
+  keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
+  const auto id_of = [this](std::uint64_t key) {
+    return static_cast<std::size_t>(std::lower_bound(keys_.begin(), keys_.end(), key) - keys_.begin());
   };
-  std::map<std::uint64_t, last_access> last;  // ordered: nothing here depends on a hash
-  std::map<std::uint64_t, std::size_t> node_at;  // step number -> index in path_
-  std::vector<std::vector<std::uint32_t>> after(steps_.size());  // each step's clock
-  for (std::size_t i = 0; i < path_.size(); ++i) node_at[path_[i].step] = i;
-  for (std::size_t k = 0; k < steps_.size(); ++k) {
+  std::size_t fibers = 0;
+  for (std::size_t k = 0; k < explored; ++k) fibers = std::max<std::size_t>(fibers, steps_[k].fiber + 1);
+  const std::size_t f_count = fibers;
+  clock_.assign(f_count * f_count, 0);
+  after_.resize(explored * f_count);
+  before_.resize(f_count);
+  now_.resize(f_count);
+  last_step_.assign(keys_.size(), std::string::npos);
+  last_fiber_.resize(keys_.size());
+  last_seq_.resize(keys_.size());
+  last_clock_.resize(keys_.size() * f_count);
+  // Steps are numbered from 1: the decision of step number s is path_[node_of_step_[s]].
+  node_of_step_.assign(explored + 2, std::string::npos);
+  for (std::size_t i = 0; i < path_.size(); ++i) {
+    if (path_[i].step < node_of_step_.size()) node_of_step_[path_[i].step] = i;
+  }
+  const std::size_t replayed = replayed_steps_;
+  for (std::size_t k = 0; k < explored; ++k) {
     const std::uint32_t p = steps_[k].fiber;
     const std::size_t end = k + 1 < steps_.size() ? steps_[k + 1].first_access : accesses_.size();
     // What happened before this step: its fiber's past, and the step that
     // made it runnable (its spawn or its wake-up) with that step's past.
-    std::vector<std::uint32_t> before = clock[p];
+    std::copy_n(clock_.begin() + static_cast<std::ptrdiff_t>(p * f_count), f_count, before_.begin());
     if (steps_[k].cause != std::string::npos) {
-      const std::vector<std::uint32_t>& c = after[steps_[k].cause];
-      for (std::uint32_t f = 0; f < fibers; ++f) before[f] = std::max(before[f], c[f]);
+      const std::uint32_t* c = after_.data() + steps_[k].cause * f_count;
+      for (std::size_t f = 0; f < f_count; ++f) before_[f] = std::max(before_[f], c[f]);
     }
-    std::vector<std::uint32_t> now = before;
-    const std::uint32_t seq = ++now[p];
+    now_ = before_;
+    const std::uint32_t seq = ++now_[p];
     for (std::size_t a = steps_[k].first_access; a < end; ++a) {
-      const auto it = last.find(accesses_[a]);
-      if (it == last.end()) continue;
-      const last_access& j = it->second;
-      if (j.fiber != p && before[j.fiber] < j.seq) {
-        // j and k race. Steps are numbered from 1: step j.step + 1 was decided at node_at.
-        const auto at = node_at.find(j.step + 1);
-        if (at != node_at.end()) {
-          node& n = path_[at->second];
+      const std::size_t id = id_of(accesses_[a]);
+      const std::size_t j = last_step_[id];
+      if (j == std::string::npos) continue;
+      const std::uint32_t q = last_fiber_[id];
+      // A race of two steps before the path's last decision was found by the
+      // run that first took them (the same steps, the same objects).
+      if (q != p && k >= replayed && before_[q] < last_seq_[id]) {
+        // j and k race: the decision of step j + 1 gets p to try.
+        if (const std::size_t at = node_of_step_[j + 1]; at != std::string::npos) {
+          node& n = path_[at];
           const auto i = std::find(n.order.begin(), n.order.end(), p);
           if (i != n.order.end()) {
             n.backtrack[static_cast<std::size_t>(i - n.order.begin())] = true;
@@ -265,24 +365,33 @@ void dfs_tree::add_backtrack_points() {
           }
         }
       }
-      for (std::uint32_t f = 0; f < fibers; ++f) now[f] = std::max(now[f], j.clock[f]);
+      const std::uint32_t* c = last_clock_.data() + id * f_count;
+      for (std::size_t f = 0; f < f_count; ++f) now_[f] = std::max(now_[f], c[f]);
     }
-    for (std::size_t a = steps_[k].first_access; a < end; ++a) last[accesses_[a]] = {k, p, seq, now};
-    after[k] = now;
-    clock[p] = std::move(now);
+    for (std::size_t a = steps_[k].first_access; a < end; ++a) {
+      const std::size_t id = id_of(accesses_[a]);
+      last_step_[id] = k;
+      last_fiber_[id] = p;
+      last_seq_[id] = seq;
+      std::copy(now_.begin(), now_.end(), last_clock_.begin() + static_cast<std::ptrdiff_t>(id * f_count));
+    }
+    std::copy(now_.begin(), now_.end(), after_.begin() + static_cast<std::ptrdiff_t>(k * f_count));
+    std::copy(now_.begin(), now_.end(), clock_.begin() + static_cast<std::ptrdiff_t>(p * f_count));
   }
 }
 
 bool dfs_tree::advance_dpor() {
+  update_sleep();  // the last steps' objects, for the decisions that took them
   add_backtrack_points();
   while (!path_.empty()) {
     node& n = path_.back();
     for (std::uint32_t i = 0; i < n.order.size(); ++i) {
-      if (n.backtrack[i] && !n.done[i]) {
-        n.chosen = i;
-        n.done[i] = true;
-        return true;
-      }
+      if (!n.backtrack[i] || n.done[i]) continue;
+      n.done[i] = true;
+      const std::uint32_t f = n.order[i];
+      if (std::any_of(n.sleep.begin(), n.sleep.end(), [f](const sleeper& z) { return z.fiber == f; })) continue;
+      n.chosen = i;
+      return true;
     }
     path_.pop_back();
   }

@@ -174,7 +174,7 @@ scheduler::scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, s
                      std::int64_t foreign_wake_gather_ns, std::int64_t timer_resolution_ns)
     : rt_(rt),
       core_(core),
-      stacks_(stack_bytes, max_stacks),
+      stacks_(stack_bytes, max_stacks, /*spare=*/true),
       gather_ns_(foreign_wake_gather_ns),
       tick_ns_(timer_resolution_ns) {}
 

@@ -39,6 +39,16 @@
 
 namespace lockstep::threads::detail {
 
+/// The allocator handed to boost::context::fiber: it hands over a stack
+/// already taken from the pool (so a refusal never throws from inside
+/// Boost's constructor, mid sanitizer switch) and gives it back to the pool.
+struct pool_allocator {
+  stack_pool* pool;
+  boost::context::stack_context taken;
+  boost::context::stack_context allocate() const { return taken; }
+  void deallocate(boost::context::stack_context& s) noexcept { pool->deallocate(s); }
+};
+
 class scheduler {
  public:
   scheduler(runtime& rt, std::uint32_t core, std::size_t stack_bytes, std::size_t max_stacks,

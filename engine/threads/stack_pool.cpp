@@ -3,25 +3,35 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
-#include <stdexcept>
 #include <string>
 
 #include "engine/threads/sanitizer.hpp"
 
-namespace lockstep::threads::detail {
+namespace lockstep {
 
 namespace {
+
+// Asked once: sysconf costs more than the rest of handing back a stack.
+std::size_t page_size() {
+  static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+constexpr std::size_t colour_step = 320;  // bytes: five cache lines, not a power of two
+constexpr std::size_t colours = 11;
 
 #ifndef MADV_GUARD_INSTALL
 constexpr int MADV_GUARD_INSTALL = 102;  // Linux 6.13; glibc headers may predate it
 #endif
-// Learnt once per process: a kernel without guard markers says EINVAL. Read
-// and written by every scheduler thread, so atomic.
+// Learnt once per process (a kernel without guard markers says EINVAL); read
+// and written by every thread that has a pool, so atomic.
 std::atomic<bool> guard_markers_work{true};
 
 std::string max_map_count() {
@@ -37,56 +47,92 @@ std::string max_map_count() {
 
 }  // namespace
 
-stack_pool::stack_pool(std::size_t usable_bytes, std::size_t limit)
-    : page_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))), limit_(limit) {
-  usable_ = (usable_bytes + page_ - 1) / page_ * page_;
-  stride_ = usable_ + page_;
+stack_pool::stack_pool(std::size_t usable_bytes, std::size_t limit, bool spare) : limit_(limit) {
+  const std::size_t page = page_size();
+  usable_ = (usable_bytes + page - 1) / page * page;
+  stride_ = usable_ + page;
+  if (!spare) return;
   try {
-    spare_top_ = carve();
+    spare_top_ = carve();  // slot 0, colour 0: not counted in carved_
   } catch (...) {
-    for (const slab& sl : slabs_) ::munmap(sl.base, sl.length);  // no destructor runs for a throwing constructor
+    for (const slab& s : slabs_) ::munmap(s.base, s.length);  // no destructor runs for a throwing constructor
     throw;
   }
 }
 
+stack_pool& stack_pool::shared(std::size_t usable_bytes) {
+  // A handful of sizes at most (run_config::stack_bytes); a vector is enough.
+  thread_local std::vector<std::unique_ptr<stack_pool>> pools;
+  const std::size_t page = page_size();
+  const std::size_t rounded = (usable_bytes + page - 1) / page * page;
+  for (auto& p : pools) {
+    if (p->usable_ == rounded) return *p;
+  }
+  pools.push_back(std::make_unique<stack_pool>(usable_bytes));
+  return *pools.back();
+}
+
 stack_pool::~stack_pool() {
-  for (const slab& s : slabs_) {
-    san::unpoison(s.base, s.length);  // leave no stale poison for what is mapped here next
-    ::munmap(s.base, s.length);
+  for (std::size_t i = 0; i < slabs_.size(); ++i) {
+    // Leave no stale poison for whatever is mapped here next (only the
+    // stacks carved so far were ever used).
+    const std::size_t used = std::min(stacks_per_slab, slots_used() - i * stacks_per_slab);
+    threads::san::unpoison(slabs_[i].base, used * stride_);
+    ::munmap(slabs_[i].base, slabs_[i].length);
+  }
+}
+
+void stack_pool::trim_if_idle(std::size_t keep_slabs) {
+  if (spare_top_ != nullptr || in_use_ != 0 || slabs_.size() <= keep_slabs) return;
+  for (std::size_t i = keep_slabs; i < slabs_.size(); ++i) {
+    const std::size_t used = std::min(stacks_per_slab, carved_ - i * stacks_per_slab);
+    threads::san::unpoison(slabs_[i].base, used * stride_);
+    ::munmap(slabs_[i].base, slabs_[i].length);
+  }
+  slabs_.resize(keep_slabs);
+  carved_ = keep_slabs * stacks_per_slab;
+  // Every stack is free again: rebuild the free list from the kept slabs.
+  free_.clear();
+  for (std::size_t i = carved_; i-- > 0;) {
+    char* region = slabs_[i / stacks_per_slab].base + (i % stacks_per_slab) * stride_;
+    free_.push_back({region + stride_, (i % colours) * colour_step});
   }
 }
 
 void stack_pool::exhausted(const char* call, int error) const {
-  std::string msg = std::string("out of fiber stacks: ") + call + " failed (" + std::strerror(error) + ") with " +
-                    std::to_string(carved_) + " stacks of " + std::to_string(usable_ / 1024) + " KiB mapped";
+  std::string msg = "out of fiber stacks: " + std::string(call) + " failed (" + std::strerror(error) +
+                    ") with " + std::to_string(carved_) + " stacks of " + std::to_string(usable_ / 1024) +
+                    " KiB mapped";
   if (error == ENOMEM) {
-    msg += guard_markers_work.load()
-               ? "; out of address space or memory: run fewer fibers or give them smaller stacks "
-                 "(runtime_config::stack_bytes)"
-               : "; every guard page is a mapping of its own on this kernel and vm.max_map_count is " +
-                     max_map_count() + ": raise it, run fewer fibers, or use Linux 6.13+";
+    msg += guard_markers_work.load(std::memory_order_relaxed)
+               ? "; the machine is out of address space or memory: run fewer fibers or give them "
+                 "smaller stacks (run_config::stack_bytes, runtime_config::stack_bytes on threads)"
+               : "; on this kernel every guard page is a mapping of its own, and vm.max_map_count is " +
+                     max_map_count() +
+                     ": raise it (sysctl -w vm.max_map_count=262144), run fewer fibers, or use Linux "
+                     "6.13+ (guard pages without extra mappings)";
   }
-  throw std::runtime_error(msg);
+  throw stack_exhausted(msg);
 }
 
 void stack_pool::guard(char* page_start) {
+  const std::size_t page = page_size();
   if (guard_markers_work.load(std::memory_order_relaxed)) {
-    if (::madvise(page_start, page_, MADV_GUARD_INSTALL) == 0) return;
+    if (::madvise(page_start, page, MADV_GUARD_INSTALL) == 0) return;
     if (errno != EINVAL) exhausted("madvise(MADV_GUARD_INSTALL)", errno);
     guard_markers_work.store(false, std::memory_order_relaxed);
   }
-  if (::mprotect(page_start, page_, PROT_NONE) != 0) exhausted("mprotect (guard page)", errno);
+  if (::mprotect(page_start, page, PROT_NONE) != 0) exhausted("mprotect (guard page)", errno);
 }
 
 char* stack_pool::carve() {
-  // The spare is the first stack carved and is not counted, so every slab
-  // holds stacks_per_slab stacks: stack k (the spare is -1) is at k + 1.
-  const std::size_t in_slab = (carved_ + (spare_top_ != nullptr ? 1 : 0)) % stacks_per_slab;
+  const std::size_t slot = slots_used();
+  const std::size_t in_slab = slot % stacks_per_slab;
   if (in_slab == 0) {
     // Reserved, not committed: pages cost memory only once a fiber touches them.
     const std::size_t length = stride_ * stacks_per_slab;
-    void* base =
-        ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                        -1, 0);
     if (base == MAP_FAILED) exhausted("mmap (a slab of stacks)", errno);
     try {
       slabs_.push_back({static_cast<char*>(base), length});
@@ -98,47 +144,55 @@ char* stack_pool::carve() {
   }
   char* region = slabs_.back().base + in_slab * stride_;
   guard(region);
-  if (spare_top_ != nullptr) ++carved_;  // null only while the constructor carves the spare
   return region + stride_;
 }
 
 boost::context::stack_context stack_pool::allocate() {
-  char* top = nullptr;
+  free_stack s{};
   if (!free_.empty()) {
-    top = free_.back();
+    s = free_.back();
     free_.pop_back();
-    // Frames that ended by a switch or an unwind leave their scope poison
-    // behind: the last fiber's would fire in the next one's frames.
-    san::unpoison(top - usable_, usable_);
+    // ASan does not know this memory is a stack, and frames that ended by a
+    // switch or an unwind leave their scope poison behind: an earlier fiber's
+    // poison would otherwise fire in the next fiber's frames.
+    threads::san::unpoison(s.top - usable_, usable_);
   } else {
     if (limit_ != 0 && carved_ >= limit_) {
-      throw std::runtime_error("out of fiber stacks: all " + std::to_string(limit_) +
-                               " that runtime_config::max_stacks_per_core allows this core are in use");
+      throw stack_exhausted("out of fiber stacks: all " + std::to_string(limit_) +
+                            " that this pool may carve are in use (runtime_config::max_stacks_per_core)");
     }
-    top = carve();
+    const std::size_t slot = slots_used();
+    s = {carve(), (slot % colours) * colour_step};
+    ++carved_;
   }
-  boost::context::stack_context s;
-  s.sp = top;
-  s.size = usable_;
-  return s;
+  ++in_use_;
+  boost::context::stack_context sctx;
+  sctx.sp = s.top - s.colour;
+  sctx.size = usable_ - s.colour;
+  return sctx;
 }
 
 boost::context::stack_context stack_pool::take_spare() {
-  if (spare_taken_) throw std::logic_error("stack_pool: the spare stack is taken");
+  if (spare_top_ == nullptr || spare_taken_) throw std::logic_error("stack_pool: no spare stack to take");
   spare_taken_ = true;
-  san::unpoison(spare_top_ - usable_, usable_);
+  threads::san::unpoison(spare_top_ - usable_, usable_);
   boost::context::stack_context s;
   s.sp = spare_top_;
   s.size = usable_;
   return s;
 }
 
-void stack_pool::deallocate(boost::context::stack_context& s) noexcept {
-  if (s.sp == spare_top_) {
+void stack_pool::deallocate(boost::context::stack_context& sctx) noexcept {
+  // Recover the region's top from the stack pointer: the colour is below a page.
+  const std::size_t page = page_size();
+  const auto sp = reinterpret_cast<std::uintptr_t>(sctx.sp);
+  const auto top = (sp + page - 1) & ~(page - 1);  // pages are a power of two
+  if (reinterpret_cast<char*>(top) == spare_top_) {
     spare_taken_ = false;
     return;
   }
-  free_.push_back(static_cast<char*>(s.sp));  // capacity reserved when it was carved
+  free_.push_back({reinterpret_cast<char*>(top), top - sp});  // capacity reserved when it was carved
+  --in_use_;
 }
 
-}  // namespace lockstep::threads::detail
+}  // namespace lockstep

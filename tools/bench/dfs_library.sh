@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The bounded search over the scenario library: every bundled file and every
 # planted bug under scenarios/canaries/, each searched with
-# `explore --strategy dfs --delay-bound D` (seed 1), one line per file with its
-# verdict, schedules and wall time; a Markdown table on stdout.
+# `explore --strategy dfs --delay-bound D` (seed 1), or with `--dpor` when D is
+# "dpor", one line per file with its verdict, schedules and wall time; a
+# Markdown table on stdout.
 #
-#   tools/bench/dfs_library.sh LOCKSTEP_BINARY [DELAY_BOUND] [MAX_SCHEDULES]
+#   tools/bench/dfs_library.sh LOCKSTEP_BINARY [DELAY_BOUND|dpor] [MAX_SCHEDULES]
 set -uo pipefail
 L=$1 D=${2:-2} M=${3:-1000000}
+if [ "$D" = dpor ]; then search=(--dpor); else search=(--delay-bound "$D"); fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "| file | verdict | schedules | deepest path (decisions) | wall |"
 echo "|---|---|---|---|---|"
 for f in scenarios/*.json scenarios/canaries/*.json; do
-  "$L" explore "$f" --strategy dfs --delay-bound "$D" --max-schedules "$M" --record-dir "$tmp" >"$tmp/out" 2>&1
+  "$L" explore "$f" --strategy dfs "${search[@]}" --max-schedules "$M" --record-dir "$tmp" >"$tmp/out" 2>&1
   rc=$?
   line=$(grep -E '^(verified|not verified|failed at)' "$tmp/out" | head -1)
   [ -z "$line" ] && line=$(grep -E '^(lockstep:|FAILED nondeterminism)' "$tmp/out" | head -1)

@@ -35,7 +35,7 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
     if (stopped.empty() && deadline && std::chrono::steady_clock::now() >= *deadline) stopped = "time";
     return !stopped.empty();
   };
-  const sim::dfs_bounds bounds{e.preemption_bound, e.delay_bound};
+  const sim::dfs_bounds bounds{e.preemption_bound, e.delay_bound, sim::dfs_bounds{}.fair_after, e.dpor};
   int code = exit_held;
   for (const prepared_file& f : plan) {
     if (!stopped.empty()) {
@@ -68,6 +68,10 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
       tail += "; " + std::to_string(out.fair_tail_runs) + " schedules reached step " +
               std::to_string(bounds.fair_after) + ", past which each ran round robin without branching";
     }
+    if (out.sleep_blocked_runs > 0) {
+      tail += "; " + std::to_string(out.sleep_blocked_runs) +
+              " ended early: every fiber that could run was asleep, an order already explored";
+    }
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2f", wall);
     tail += "; " + std::string(seconds) + " s)";
@@ -89,14 +93,18 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
       std::cout << "verified: " << counted << ", no failure" << tail << "\n";
     } else {
       const std::string why = stopped.empty() ? "--max-schedules " + std::to_string(e.max_schedules) : stopped;
-      // The command that searched, budget and all, starting where this one stood.
+      std::cout << "not verified: stopped (" << why << ") after " << counted << ", no failure in those" << tail << "\n";
       sim::run_config c = base;
       c.options.dfs = std::make_shared<sim::dfs_tree>(bounds);
-      std::string resume = rerun_command(p, c);
-      resume = resume.substr(0, resume.rfind(" --max-schedules ")) + " --max-schedules " +
-               std::to_string(e.max_schedules) + " --dfs-from " + (out.position.empty() ? "''" : out.position);
-      std::cout << "not verified: stopped (" << why << ") after " << counted << ", no failure in those" << tail
-                << "\nresume with: " << resume << "\n";
+      if (bounds.dpor) {
+        std::cout << "a search with --dpor cannot resume; rerun it without a budget: " << rerun_command(p, c) << "\n";
+      } else {
+        // The command that searched, budget and all, starting where this one stood.
+        std::string resume = rerun_command(p, c);
+        resume = resume.substr(0, resume.rfind(" --max-schedules ")) + " --max-schedules " +
+                 std::to_string(e.max_schedules) + " --dfs-from " + (out.position.empty() ? "''" : out.position);
+        std::cout << "resume with: " << resume << "\n";
+      }
     }
     std::cout.flush();
     if (code == exit_held) code = rc;

@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   explore_more.stop_after_liveness_given = explore->count("--stop-after-liveness") > 0;
   for (const char* flag : {"--runs", "--shard", "--stop-after", "--stop-after-liveness", "--json", "--junit", "--swarm",
                            "--generate", "--pct-depth", "--pct-steps", "--seeds", "--preemption-bound",
-                           "--delay-bound", "--max-schedules", "--dfs-from"}) {
+                           "--delay-bound", "--max-schedules", "--dfs-from", "--dpor"}) {
     if (explore->count(flag) > 0) explore_more.given.emplace_back(flag);
   }
   merge_out.json_given = merge->count("--json") > 0;

@@ -186,7 +186,7 @@ std::optional<std::uint32_t> parse_bound(const char* flag, const std::string& te
 
 void resolve_dfs(run_options& o, explore_options& e) {
   if (o.strategy != "dfs") {
-    for (const char* flag : {"--preemption-bound", "--delay-bound", "--max-schedules", "--dfs-from"}) {
+    for (const char* flag : {"--preemption-bound", "--delay-bound", "--max-schedules", "--dfs-from", "--dpor"}) {
       if (given(e, flag)) {
         throw input_error(std::string(flag) + ": expected only with --strategy dfs (a bound of its search), found "
                           "--strategy " + o.strategy);
@@ -212,7 +212,25 @@ void resolve_dfs(run_options& o, explore_options& e) {
   }
   o.last_seed = o.first_seed;
   o.seeds = 1;
-  if (!e.preemption_bound_text.empty()) {
+  if (e.dpor) {
+    // The reduction prunes schedules a bound would keep: "verified" holds only without bounds.
+    for (const auto& [flag, text] : {std::pair{"--preemption-bound", &e.preemption_bound_text},
+                                     std::pair{"--delay-bound", &e.delay_bound_text}}) {
+      if (!text->empty() && *text != "none") {
+        throw input_error(std::string(flag) + " " + printable(*text, max_shown_chars) +
+                          ": expected none with --dpor (partial-order reduction searches without bounds)");
+      }
+    }
+    if (given(e, "--dfs-from")) {
+      throw input_error("--dfs-from: expected no position with --dpor (a search with partial-order reduction "
+                        "cannot resume: what it tried where, and where steps raced, is not in a position)");
+    }
+    if (o.timer_ties || o.timer_jitter_ns.value_or(0) != 0) {
+      throw input_error(std::string(o.timer_ties ? "--timer-ties" : "--timer-jitter") +
+                        ": expected no timer choices with --dpor (the reduction orders fibers' steps only: every "
+                        "other choice keeps its ordinary outcome)");
+    }
+  } else if (!e.preemption_bound_text.empty()) {
     e.preemption_bound = parse_bound("--preemption-bound", e.preemption_bound_text);
   } else if (e.delay_bound_text.empty()) {
     e.preemption_bound = 2;
@@ -294,6 +312,10 @@ void add_explore_flags(CLI::App& app, explore_options& e) {
   app.add_option("--max-schedules", e.max_schedules_text,
                  "--strategy dfs: stop after N schedules without calling the search verified (default 1000000; "
                  "0: none)");
+  app.add_flag("--dpor", e.dpor,
+               "--strategy dfs: dynamic partial-order reduction with sleep sets: schedules that only reorder steps "
+               "on different objects run once, so a whole tree can be verified (no bounds: --preemption-bound and "
+               "--delay-bound none or not given; no --dfs-from)");
   app.add_option("--dfs-from", e.dfs_from_text,
                  "--strategy dfs: resume a search where an earlier one stood (the position its \"not verified\" "
                  "line printed), with the same file, seed and bounds");

@@ -89,6 +89,7 @@ struct explore_options {
   std::string max_schedules_text = "1000000";
   std::string dfs_from_text;  // "": from the root
   std::vector<std::uint32_t> dfs_from;
+  bool dpor = false;  // --dpor: partial-order reduction (sim/dfs.hpp), without bounds
   /// The explore flags given that a dfs search has no use for, or the dfs
   /// flags given without it: resolve_explore refuses them by name.
   std::vector<std::string> given;

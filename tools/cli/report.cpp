@@ -59,7 +59,7 @@ std::string rerun_command(const prepared& p, const sim::run_config& c) {
     return invoked_as_ + " explore " + shell_quote(p.name) + " --strategy dfs --first-seed " + std::to_string(c.seed) +
            " --cores " + std::to_string(c.cores) + " --max-steps " + std::to_string(c.max_steps) +
            " --preemption-bound " + bound(b.preemptions) + " --delay-bound " + bound(b.delays) +
-           " --max-schedules 0" + timer_flags(p, c);
+           (b.dpor ? " --dpor" : "") + timer_flags(p, c) + " --max-schedules 0";  // the budget last: resume commands replace it
   }
   std::string cmd = invoked_as_ + " run " + shell_quote(p.name);
   cmd += " --seed " + std::to_string(c.seed) + " --strategy " + c.strategy + " --cores " +

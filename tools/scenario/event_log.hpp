@@ -124,6 +124,9 @@ class event_log;
 
 /// The simulator's log: each event a trace line ("n" is its index), in order.
 /// Event provides `kind`, `t`, name_of(kind) and write_fields(trace&, event).
+/// The log is one object to partial-order reduction (dfs --dpor): every
+/// record is executor::harness_access(), so two steps that log are not
+/// reordered as if they commuted (the oracles read the log in order).
 template <class Event>
 class event_log<sim::runtime, Event> {
  public:
@@ -134,6 +137,7 @@ class event_log<sim::runtime, Event> {
 
   void record(Event e) {
     if (!open_) return;
+    rt_.exec().harness_access();
     e.t = rt_.now();
     auto& line = rt_.note(name_of(e.kind)).field_u("n", events_.size());
     write_fields(line, e);

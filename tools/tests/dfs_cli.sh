@@ -93,5 +93,35 @@ expect run_refuses_dfs 2 "--strategy: dfs not in {random,pct,pos,surw,fifo,portf
 expect check_determinism_refuses_dfs 2 "--strategy: dfs not in {random,pct,pos,surw,fifo,portfolio}" -- \
   "$L" check-determinism "$held" --strategy dfs
 
+# --dpor: partial-order reduction with sleep sets, without bounds. It
+# verifies a whole tree the full search takes a million schedules for, finds
+# the canary with a record that replays, and its rerun command searches again.
+small="$S/lanes_reap_then_reuse.json"
+expect dpor_verifies_the_whole_tree 0 "verified: 2740 schedules, no bounds, partial-order reduction, seed 1, no failure" -- \
+  "$L" explore "$small" --strategy dfs --dpor
+expect dpor_full_search_is_larger 0 "not verified: stopped (--max-schedules 20000) after 20000 schedules, preemption bound none" -- \
+  "$L" explore "$small" --strategy dfs --preemption-bound none --max-schedules 20000
+expect dpor_finds_the_canary 1 "failed at schedule " -- \
+  "$L" explore "$canary" --strategy dfs --dpor --record-dir recs-dpor
+grep -qF "FAILED oracle: oracle 'cancel_publish'" out || fail "the failure is not the canary's oracle"
+record=$(sed -n 's/^failure record: //p' out)
+expect dpor_record_replays 1 "reproduced: the same trace hash" -- "$L" replay "$record"
+expect dpor_unrecorded 1 "--preemption-bound none --delay-bound none --dpor --max-schedules 0" -- \
+  "$L" explore "$canary" --strategy dfs --dpor --max-records 0
+rerun=$(sed -n 's/^ *rerun with: //p' out | head -1)
+expect dpor_rerun_finds_it_again 1 "failed at schedule " -- bash -c "$rerun"
+expect dpor_budget_cannot_resume 0 "a search with --dpor cannot resume; rerun it without a budget: " -- \
+  "$L" explore "$small" --strategy dfs --dpor --max-schedules 10
+grep -qF -- "--dpor --max-schedules 0" out || fail "the rerun does not search without a budget: $(tail -1 out)"
+expect dpor_refuses_a_bound 2 "--preemption-bound 2: expected none with --dpor" -- \
+  "$L" explore "$small" --strategy dfs --dpor --preemption-bound 2
+expect dpor_takes_bound_none 0 "verified: 2740 schedules" -- \
+  "$L" explore "$small" --strategy dfs --dpor --preemption-bound none --delay-bound none
+expect dpor_refuses_a_position 2 "--dfs-from: expected no position with --dpor" -- \
+  "$L" explore "$small" --strategy dfs --dpor --dfs-from 0
+expect dpor_refuses_timer_choices 2 "--timer-ties: expected no timer choices with --dpor" -- \
+  "$L" explore "$small" --strategy dfs --dpor --timer-ties
+expect dpor_without_dfs 2 "--dpor: expected only with --strategy dfs" -- "$L" explore "$small" --dpor
+
 echo "dfs_cli: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]
