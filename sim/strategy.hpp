@@ -169,9 +169,15 @@ inline constexpr std::string_view portfolio[] = {"random", "pct", "pos", "surw"}
   return portfolio[seed % (sizeof portfolio / sizeof portfolio[0])];
 }
 
+/// The strategies a seed's run may be asked to use (the CLI's run, explore
+/// and trace take these; explore adds portfolio and dfs).
+inline constexpr std::string_view sampling_strategies[] = {"random", "pct", "pos", "surw", "fifo"};
+
 /// The names make_strategy accepts, for usage messages.
 /// A record may name any of them (replay: a schedule no seed produces).
 inline constexpr std::string_view strategy_names[] = {"random", "pct", "pos", "surw", "fifo", "replay"};
+static_assert(std::size(sampling_strategies) + 1 == std::size(strategy_names),
+              "strategy_names is sampling_strategies and replay");
 /// strategy_names as a message lists them: "random, pct, ..., replay".
 inline std::string strategy_name_list() {
   std::string s;

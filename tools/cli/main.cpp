@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/strategy.hpp"
 #include "tools/cli/app_rules.hpp"
 #include "tools/cli/options.hpp"
 #include "tools/cli/report.hpp"
@@ -121,7 +122,8 @@ int main(int argc, char** argv) {
   trace->add_option("-o,--output", trace_opts.out, "where to write the trace")->required();
   trace->add_option("--seed", trace_opts.run.seed_text, "a scenario's seed (decimal; default 1)");
   trace->add_option("--strategy", trace_opts.run.strategy, "a scenario's strategy: random | pct | pos | surw | fifo")
-      ->check(CLI::IsMember({"random", "pct", "pos", "surw", "fifo"}));
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(lockstep::sim::sampling_strategies),
+                                                     std::end(lockstep::sim::sampling_strategies))));
   trace->add_option("--cores", trace_opts.run.cores_text, "a scenario's simulated cores (default: its system.cores)");
   trace->add_flag("--timer-ties", trace_opts.run.timer_ties, "a scenario's timer ties as choices (as `run --timer-ties`)");
   trace->add_option("--timer-jitter", trace_opts.run.timer_jitter_text,

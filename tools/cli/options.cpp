@@ -343,7 +343,8 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed, bool with_dfs)
       "the object a fiber waits to touch) | surw (a random walk weighted by what each fiber has left to do on "
       "one shared object, counted by a random run of the same seed first) | fifo (the fiber that became runnable "
       "first) | portfolio (seed s under random, pct, pos or surw by s mod 4: results/strategies.md)";
-  std::vector<std::string> names{"random", "pct", "pos", "surw", "fifo", "portfolio"};
+  std::vector<std::string> names(std::begin(sim::sampling_strategies), std::end(sim::sampling_strategies));
+  names.emplace_back("portfolio");
   if (with_dfs) {
     strategies += " | dfs (every schedule of one seed within --preemption-bound and --delay-bound, depth first)";
     names.emplace_back("dfs");
