@@ -91,8 +91,14 @@ void on_tick(int) {
     }
   }
   m << " Seed " << seed << ", strategy " << ex->config().strategy.c_str() << ", step " << steps
-    << ". Rerun: LOCKSTEP_SEEDS=" << seed << ".." << seed << " LOCKSTEP_STRATEGIES=" << ex->config().strategy.c_str()
-    << " " << state.rerun << "\n";
+    << ". Rerun: LOCKSTEP_SEEDS=" << seed << ".." << seed << " LOCKSTEP_STRATEGIES=" << ex->config().strategy.c_str();
+  // What else makes the run that seed's: the settings that change its decisions.
+  if (ex->config().seq_cst_only) m << " LOCKSTEP_SEQ_CST_ONLY=1";
+  if (ex->config().timer_ties) m << " LOCKSTEP_TIMER_TIES=1";
+  if (ex->config().timer_jitter_ns > 0) {
+    m << " LOCKSTEP_TIMER_JITTER=" << static_cast<std::uint64_t>(ex->config().timer_jitter_ns);
+  }
+  m << " " << state.rerun << "\n";
   const ssize_t ignored = ::write(STDERR_FILENO, m.buf, m.n);
   (void)ignored;
   ::_exit(cli::exit_liveness);

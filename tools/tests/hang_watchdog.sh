@@ -30,6 +30,14 @@ rc=$?
 [[ $rc == 3 ]] || { cat rerun.log; fail "the rerun command exited $rc, not 3"; }
 grep -q " Seed $seed, " rerun.log || { cat rerun.log; fail "the rerun did not hang on seed $seed"; }
 
+# Settings that change a seed's decisions are in the rerun command too.
+LOCKSTEP_HANG_LIMIT=1 LOCKSTEP_TIMER_TIES=1 LOCKSTEP_TIMER_JITTER=7 LOCKSTEP_SEQ_CST_ONLY=1 timeout 120 "$bin" \
+  --run_test=real_mutex_across_a_lockstep_operation > timers.log 2>&1
+rc=$?
+[[ $rc == 3 ]] || { cat timers.log; fail "with timer choices: expected exit 3, got $rc"; }
+grep -q " Rerun: LOCKSTEP_SEEDS=[0-9.]* LOCKSTEP_STRATEGIES=[a-z]* LOCKSTEP_SEQ_CST_ONLY=1 LOCKSTEP_TIMER_TIES=1 LOCKSTEP_TIMER_JITTER=7 " timers.log ||
+  { cat timers.log; fail "the rerun command does not carry the settings"; }
+
 LOCKSTEP_HANG_LIMIT=1 timeout 120 "$bin" --run_test=healthy > healthy.log 2>&1 || { cat healthy.log; fail "the healthy test failed"; }
 LOCKSTEP_HANG_LIMIT=x "$bin" --run_test=healthy > bad.log 2>&1
 rc=$?
