@@ -438,6 +438,7 @@ class executor {
   /// woke it), so that fiber's next step happens after this one.
   static constexpr std::uint64_t enable_key(fiber_id id) { return enable_key_bit | id; }
   static constexpr std::uint64_t enable_key_bit = std::uint64_t{1} << 59;
+  /// harness_access()'s object: the harness's own shared state, as one.
   static constexpr std::uint64_t harness_key = std::uint64_t{1} << 58;
   /// The program's seeded randomness (independent of the strategy's draws).
   std::uint64_t random() {

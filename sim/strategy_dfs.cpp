@@ -1,7 +1,6 @@
 // dfs: one schedule of a bounded depth-first search (dfs.hpp), and the
 // search's moves between runs.
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "sim/dfs.hpp"
