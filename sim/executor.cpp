@@ -576,7 +576,7 @@ void executor::fire_due_timers() {
   }
 }
 
-// Evenly spaced lateness values 0, J/16, ..., J (all of 0..J when J < 16):
+// Evenly spaced lateness values 0, J/16, ..., J (all of 0..J when J <= 16):
 // few enough that every strategy can offer them as a choice, spread enough to
 // cross a neighbour's deadline anywhere in the bound.
 std::int64_t executor::jitter(std::int64_t deadline) {

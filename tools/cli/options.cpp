@@ -360,8 +360,8 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed, bool with_dfs)
                "timers due at one virtual instant are a choice: all fire together, or one alone first (as if an "
                "instant earlier); recorded, replayed (under --swarm drawn from each seed)");
   app.add_option("--timer-jitter", o.timer_jitter_text,
-                 "each timed wait ends up to NS virtual ns late (never early), by a recorded choice among 17 "
-                 "values from 0 to NS, so timers cross neighbours' deadlines (0 to 10^12; default 0; under "
+                 "each timed wait ends up to NS virtual ns late (never early), by a recorded choice among at most 17 "
+                 "evenly spaced values from 0 to NS, so timers cross neighbours' deadlines (0 to 10^12; default 0; under "
                  "--swarm drawn from each seed: 0, 1, 10, 100, 1000 or 10000)")
       ->type_name("NS");
   auto sim_only = [&o](const char* flag) {
