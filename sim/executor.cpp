@@ -517,8 +517,7 @@ void executor::list_candidates() {
 bool executor::advance_time() {
   while (!timers_.empty()) {
     const timer t = timers_.top();
-    const fiber* f = find(t.id);
-    if (f == nullptr || f->state != fiber_state::blocked || f->wait_generation != t.generation) {
+    if (woken_by(t) == nullptr) {
       timers_.pop();  // stale: that wait already ended
       continue;
     }
@@ -540,10 +539,7 @@ bool executor::advance_time() {
     while (!timers_.empty() && timers_.top().deadline <= now_) {
       const timer due = timers_.top();
       timers_.pop();
-      fiber* g = find(due.id);
-      if (g != nullptr && g->state == fiber_state::blocked && g->wait_generation == due.generation) {
-        wake(*g, wake_reason::timed_out);
-      }
+      if (fiber* g = woken_by(due)) wake(*g, wake_reason::timed_out);
     }
     return true;
   }
@@ -561,9 +557,7 @@ bool executor::advance_time() {
 void executor::fire_due_timers() {
   due_.clear();
   while (!timers_.empty() && timers_.top().deadline <= now_) {
-    const timer& t = timers_.top();
-    const fiber* g = find(t.id);
-    if (g != nullptr && g->state == fiber_state::blocked && g->wait_generation == t.generation) due_.push_back(t);
+    if (woken_by(timers_.top()) != nullptr) due_.push_back(timers_.top());
     timers_.pop();
   }
   const std::size_t alone = due_.size() >= 2 ? choice(due_.size() + 1, "timer_tie") : 0;

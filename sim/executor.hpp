@@ -345,9 +345,6 @@ class executor {
   /// 0 (the ordinary outcome) outside a fiber, in teardown, and under a
   /// strategy that does not explore choices (dfs with partial-order reduction).
   std::size_t choose(std::size_t count, const char* what);
-  /// How much later than `deadline` a timed wait ends under
-  /// run_config::timer_jitter_ns (a choice; 0 when off or already due).
-  std::int64_t jitter(std::int64_t deadline);
   /// "#3 'worker'": the running fiber, for messages ("the scheduler" outside one).
   [[nodiscard]] std::string current_label() const;
   /// The executor whose run is under way on this thread (null when none):
@@ -521,7 +518,15 @@ class executor {
   void release_core(fiber& f);
   void update_busy(core_slot& c, bool was_busy);
   bool advance_time();
+  /// The fiber timer `t` still wakes, or null when that wait already ended (a stale timer).
+  [[nodiscard]] fiber* woken_by(const timer& t) const {
+    fiber* f = find(t.id);
+    return f != nullptr && f->state == fiber_state::blocked && f->wait_generation == t.generation ? f : nullptr;
+  }
   void fire_due_timers();
+  /// How much later than `deadline` a timed wait ends under
+  /// run_config::timer_jitter_ns (a choice; 0 when off or already due).
+  std::int64_t jitter(std::int64_t deadline);
   std::size_t choice(std::size_t count, const char* what);
   void finish(fiber& f);
   void fail(failure_kind kind, std::string message, code_site where = code_site{nullptr, 0});

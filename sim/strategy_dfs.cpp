@@ -140,13 +140,16 @@ bool dfs_tree::asleep(std::uint32_t fiber) const {
 void dfs_tree::update_sleep() {
   for (; sleep_through_ < steps_.size() && asleep_from_ == SIZE_MAX; ++sleep_through_) {
     const std::size_t k = sleep_through_;
+    const std::uint32_t fiber = steps_[k].fiber;
+    const bool decided = sleep_node_ < path_.size() && path_[sleep_node_].step == k + 1;
+    // A step no decision took and no sleeper waits on changes nothing here.
+    if (!decided && sleep_.empty()) continue;
     const std::size_t end = k + 1 < steps_.size() ? steps_[k + 1].first_access : accesses_.size();
     touched_.assign(accesses_.begin() + static_cast<std::ptrdiff_t>(steps_[k].first_access),
                     accesses_.begin() + static_cast<std::ptrdiff_t>(end));
     std::sort(touched_.begin(), touched_.end());
     touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-    const std::uint32_t fiber = steps_[k].fiber;
-    if (sleep_node_ < path_.size() && path_[sleep_node_].step == k + 1) {
+    if (decided) {
       node& n = path_[sleep_node_++];
       if (!n.took[n.chosen]) n.took[n.chosen] = std::make_shared<const std::vector<std::uint64_t>>(touched_);
       sleep_ = n.sleep;
