@@ -105,6 +105,34 @@ class dfs_tree {
     start_ = std::move(choices);
   }
 
+  /// Ends the search before `end` (a position, as start_at takes it): the
+  /// schedules it runs are those from its start up to, not including, the
+  /// first one at or after `end` in depth-first order, and advance() returns
+  /// false there. Splitting a search into parts (split_off) sets it; not with
+  /// dpor (std::invalid_argument).
+  void end_at(std::vector<std::uint32_t> end) {
+    if (bounds_.dpor) throw std::invalid_argument("dfs: a search with partial-order reduction cannot be split");
+    end_ = std::move(end);
+  }
+  [[nodiscard]] const std::optional<std::vector<std::uint32_t>>& end() const { return end_; }
+
+  /// Between runs (after advance() returned true): gives away the latest part
+  /// of what remains, for another search to run. That part starts at the
+  /// untried choices of the shallowest decision on the path that has one
+  /// within the end; this search then ends there (end_at), and the other
+  /// runs from the returned position to this search's old end. nullopt when
+  /// only the schedules under the deepest decision remain. Not with dpor.
+  /// The schedules of the two searches together are this one's, in the same
+  /// order: one part's, then the other's.
+  [[nodiscard]] std::optional<std::vector<std::uint32_t>> split_off();
+
+  /// The choices the next run starts with (the path after advance(), the
+  /// starting position before the first run); past them it takes defaults.
+  [[nodiscard]] std::vector<std::uint32_t> next_choices() const;
+  /// The choices the run just ended took, decision by decision (call before
+  /// advance()): the failing schedule's place in the search's order.
+  [[nodiscard]] std::vector<std::uint32_t> choices() const;
+
   /// After a run: the next schedule within the bounds, false when every one
   /// has run (the tree is exhausted).
   [[nodiscard]] bool advance();
@@ -175,6 +203,7 @@ class dfs_tree {
   std::size_t deepest_ = 0;
   std::string nondeterminism_;
   std::vector<std::uint32_t> start_;
+  std::optional<std::vector<std::uint32_t>> end_;
   // dpor: the run's steps (their fibers) and what each touched.
   struct step_record {
     std::uint32_t fiber;
@@ -207,6 +236,15 @@ class dfs_tree {
   void add_backtrack_points();
   bool advance_dpor();
 };
+
+/// Whether the schedules that start with `prefix` and take default choices
+/// (0) past it come at or after `bound` in depth-first order: schedules
+/// compare as their choices do, lexicographically, and a schedule under a
+/// position (starting with it) is at or after it.
+bool at_or_after(std::span<const std::uint32_t> prefix, std::span<const std::uint32_t> bound);
+
+/// Choices as position() writes them ("0*12.1.0.2").
+std::string format_position(std::span<const std::uint32_t> choices);
 
 /// position()'s text back to the choices ("0*3.1" is 0, 0, 0, 1); nullopt
 /// when it is not one ("" is the root: no choices).

@@ -278,11 +278,48 @@ bool dfs_tree::advance() {
     // Costs only grow along the order, so the first child that does not fit ends this node.
     if (next < n.order.size() && n.fits(next, bounds_)) {
       n.chosen = next;
-      return true;
+      // Positions only grow: the first one at the end ends the search.
+      return !end_ || !at_or_after(next_choices(), *end_);
     }
     path_.pop_back();
   }
   return false;
+}
+
+std::optional<std::vector<std::uint32_t>> dfs_tree::split_off() {
+  if (bounds_.dpor) throw std::invalid_argument("dfs: a search with partial-order reduction cannot be split");
+  // Every decision on the path has its later siblings still to run (the
+  // deepest one's choice is the next run's); the shallowest gives the most.
+  for (std::size_t j = 0; j < path_.size(); ++j) {
+    const node& n = path_[j];
+    const std::uint32_t next = n.chosen + 1;
+    if (next >= n.order.size() || !n.fits(next, bounds_)) continue;
+    std::vector<std::uint32_t> from;
+    from.reserve(j + 1);
+    for (std::size_t i = 0; i < j; ++i) from.push_back(path_[i].chosen);
+    from.push_back(next);
+    if (end_ && at_or_after(from, *end_)) continue;  // past this part's end; a deeper one may be before it
+    end_ = from;
+    return from;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::uint32_t> dfs_tree::choices() const {
+  std::vector<std::uint32_t> out;
+  out.reserve(path_.size());
+  for (const node& n : path_) out.push_back(n.chosen);
+  return out;
+}
+
+std::vector<std::uint32_t> dfs_tree::next_choices() const { return path_.empty() ? start_ : choices(); }
+
+bool at_or_after(std::span<const std::uint32_t> prefix, std::span<const std::uint32_t> bound) {
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    const std::uint32_t mine = i < prefix.size() ? prefix[i] : 0;  // defaults past the prefix
+    if (mine != bound[i]) return mine > bound[i];
+  }
+  return true;  // under the bound's position
 }
 
 void dfs_tree::note_step(std::uint32_t fiber) {
@@ -400,14 +437,16 @@ bool dfs_tree::advance_dpor() {
   return false;
 }
 
-std::string dfs_tree::position() const {
+std::string dfs_tree::position() const { return format_position(choices()); }
+
+std::string format_position(std::span<const std::uint32_t> choices) {
   // Mostly default choices (0): a run of three or more of one choice is written c*n.
   std::string s;
-  for (std::size_t i = 0; i < path_.size();) {
+  for (std::size_t i = 0; i < choices.size();) {
     std::size_t n = 1;
-    while (i + n < path_.size() && path_[i + n].chosen == path_[i].chosen) ++n;
+    while (i + n < choices.size() && choices[i + n] == choices[i]) ++n;
     if (!s.empty()) s += '.';
-    s += std::to_string(path_[i].chosen);
+    s += std::to_string(choices[i]);
     if (n >= 3) {
       s += "*" + std::to_string(n);
     } else {

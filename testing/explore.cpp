@@ -1,6 +1,7 @@
 #include "explore.hpp"
 
 #include "../sim/dfs_search.hpp"
+#include "split_search.hpp"
 #include "../sim/sizing_run.hpp"
 #include "../sim/trace.hpp"
 #include "record_fields.hpp"
@@ -295,13 +296,16 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     const sim::dfs_bounds bounds{o.preemption_bound, o.delay_bound, 10'000, o.dpor};
     sim::run_config c = config_for(o, "dfs", o.first_seed);
     c.trace = sim::trace_mode::off;
-    const sim::dfs_outcome found = sim::search_dfs(
-        c, bounds, o.max_schedules, [&body](const sim::run_config& rc) { return sim::run(rc, body); }, out_of_time);
+    // On o.jobs threads, the tree split among them: the same verdict for any jobs.
+    const split_outcome split = search_dfs_split(
+        c, bounds, o.max_schedules, split_plan{o.jobs},
+        [&body](const sim::run_config& rc) { return sim::run(rc, body); }, out_of_time);
+    const sim::dfs_outcome& found = split.outcome;
     dfs_verdict v;
     v.schedules = found.schedules;
     v.fair_tail_runs = found.fair_tail_runs;
     v.bounds = sim::describe(bounds);
-    out.runs += found.schedules;
+    out.runs += split.runs;
     if (found.failure) {
       v.failed = true;
       // Its decisions are the schedule (no seed draws them): the record replays them.

@@ -463,6 +463,31 @@ BOOST_AUTO_TEST_CASE(dfs_verifies_the_fixed_test_and_records_the_buggy_ones_sche
   BOOST_TEST(cut.dfs->schedules == 3u);
   BOOST_TEST(cut.dfs->stopped.find("max_schedules 3") != std::string::npos);
 
+  // On several threads the tree is split among them: the same verdicts,
+  // counts and failing schedule as on one.
+  for (const std::uint32_t jobs : {2U, 3U}) {
+    BOOST_TEST_CONTEXT("jobs " << jobs) {
+      lt::test_options j = o;
+      j.jobs = jobs;
+      const lt::explore_result cut_j = lt::explore("dfs_cut_jobs", j, lost_update<false>);
+      BOOST_REQUIRE(cut_j.dfs.has_value());
+      BOOST_TEST(cut_j.dfs->schedules == 3u);
+      BOOST_TEST(cut_j.dfs->stopped == cut.dfs->stopped);
+      j.max_schedules = 0;
+      const lt::explore_result fixed_j = lt::explore("dfs_fixed_jobs", j, lost_update<false>);
+      BOOST_REQUIRE(fixed_j.dfs.has_value());
+      BOOST_TEST(fixed_j.dfs->verified);
+      BOOST_TEST(fixed_j.dfs->schedules == fixed.dfs->schedules);
+      BOOST_TEST(fixed_j.dfs->fair_tail_runs == fixed.dfs->fair_tail_runs);
+      const lt::explore_result buggy_j = lt::explore("dfs_buggy_jobs", j, lost_update<true>);
+      BOOST_REQUIRE(buggy_j.dfs.has_value());
+      BOOST_TEST(buggy_j.dfs->schedules == buggy.dfs->schedules);
+      BOOST_REQUIRE(buggy_j.failures.size() == 1u);
+      BOOST_TEST((buggy_j.failures.front().record.config.options.decisions ==
+                  f.record.config.options.decisions));
+    }
+  }
+
   // With partial-order reduction and no bounds: the whole tree, far smaller.
   o.max_schedules = 0;
   o.preemption_bound.reset();

@@ -3,13 +3,20 @@
 // failure, the end of the tree ("verified"), or a budget (--max-schedules,
 // --time, a signal: "not verified", with the position --dfs-from resumes at).
 //
-// One thread: the tree is searched in order, so its output is the same bytes
-// whatever --jobs is (splitting the tree across threads is not done yet).
+// --jobs N splits the tree among N threads (at most 64; testing/split_search.hpp):
+// the verdict, the failing schedule and its number, the count and the
+// position a budget stops at are the same bytes whatever N is (--dpor
+// searches on one thread). Only a stop (--time, a signal) depends on timing.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <mutex>
 
 #include "sim/dfs_search.hpp"
+#include "testing/split_search.hpp"
+#include "tools/crash_report.hpp"
 #include "tools/cli/prepared.hpp"
 #include "tools/cli/progress_line.hpp"
 #include "tools/cli/report.hpp"
@@ -18,6 +25,10 @@
 #include "tools/exit_codes.hpp"
 
 namespace lockstep::cli {
+
+namespace {
+constexpr unsigned max_dfs_threads = 64;
+}  // namespace
 
 int explore_dfs(const run_options& options, const explore_options& e, const std::vector<std::string>& files) {
   if (!e.dfs_from_text.empty() && files.size() > 1) {
@@ -49,17 +60,25 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
     const sim::run_config base = config_of(f.o, f.o.first_seed, sim::trace_mode::hash);
     if (!e.dfs_from.empty()) std::cout << "resuming at " << e.dfs_from_text << "\n";
     progress_line progress("scenario=" + p.name + " strategy=dfs", std::nullopt, deadline);
-    std::uint64_t ran = 0;
-    const sim::dfs_outcome out = sim::search_dfs(
-        base, bounds, e.max_schedules,
+    std::mutex progress_m;
+    std::uint64_t ran = 0, failed = 0;
+    const testing::split_plan threads{std::clamp(e.jobs, 1U, max_dfs_threads)};
+    const testing::split_outcome split = testing::search_dfs_split(
+        base, bounds, e.max_schedules, threads,
         [&](const sim::run_config& c) {
+          thread_local const bool installed = (crash_report::install_thread(), true);
+          (void)installed;
           describe_run(p, c);
           sim::run_result r = run_once(p, c);
-          progress.update(++ran, r.ok() ? 0 : 1);
+          crash_report::clear();
+          std::lock_guard lock(progress_m);
+          if (!r.ok()) ++failed;
+          progress.update(++ran, failed);
           return r;
         },
         should_stop, e.dfs_from);
     progress.clear();
+    const sim::dfs_outcome& out = split.outcome;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - file_started).count();
     const std::string counted = std::to_string(out.schedules) + " schedules, " + sim::describe(bounds) +
                                 ", seed " + std::to_string(f.o.first_seed);
@@ -76,6 +95,12 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
     std::snprintf(seconds, sizeof seconds, "%.2f", wall);
     tail += "; " + std::string(seconds) + " s)";
     int rc = exit_held;
+    if (out.failure && !split.ordered) {
+      // Found on another thread past where the stop left the search in order.
+      tail += "; found by one of " + std::to_string(threads.threads) +
+              " threads while the search stopped: the schedules before it in the tree's order did not all run, "
+              "and a search to the end may fail sooner";
+    }
     if (out.failure) {
       std::cout << "schedule=" << out.schedules << " ";
       print_result_line(*out.failure);
@@ -93,6 +118,10 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
       std::cout << "verified: " << counted << ", no failure" << tail << "\n";
     } else {
       const std::string why = stopped.empty() ? "--max-schedules " + std::to_string(e.max_schedules) : stopped;
+      if (!stopped.empty() && split.runs > out.schedules) {
+        tail += "; " + std::to_string(split.runs - out.schedules) +
+                " more ran past that point on other threads and run again when resumed";
+      }
       std::cout << "not verified: stopped (" << why << ") after " << counted << ", no failure in those" << tail << "\n";
       sim::run_config c = base;
       c.options.dfs = std::make_shared<sim::dfs_tree>(bounds);

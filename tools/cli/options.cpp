@@ -283,7 +283,8 @@ void require_one_file(const std::vector<std::string>& files, const char* flag) {
 void add_explore_flags(CLI::App& app, explore_options& e) {
   app.add_option("--jobs", e.jobs_text,
                  "OS threads running seeds, each with its own executor (1 to 1024; default: the machine's "
-                 "cores); failures, records and summary are the same whatever N (--strategy dfs: one thread)");
+                 "cores); failures, records and summary are the same whatever N (--strategy dfs: the tree split among at most 64 "
+                 "threads, the same verdict; --dpor: one thread)");
   app.add_option("--runs", e.runs_text, "run at most the range's first N seeds (a shard runs its share of them)");
   app.add_option("--time", e.time_text,
                  "wall-clock budget, like 30s, 5m or 2h: then stop taking seeds, finish the runs in flight "

@@ -25,6 +25,24 @@ expect verified_again_jobs_1 0 "verified: " -- "$L" explore "$held" --strategy d
 verdicts >second
 name=same_bytes_any_jobs cases=$((cases + 1))
 cmp -s first second || fail "two searches of one tree differ: $(diff first second | head -5)"
+# The tree split among threads: the same bytes at any --jobs, for each
+# verdict — verified, a failure (its schedule number, record and commands),
+# a budget (its count and resume position) — and for a resumed search.
+for run in "verified:0:$held --delay-bound 2" "failed:1:$canary --delay-bound 3 --record-dir jobs_recs" \
+           "budget:0:$held --preemption-bound 2 --max-schedules 777" \
+           "resumed:0:$held --delay-bound 2 --max-schedules 40 --dfs-from 0*3.1"; do
+  what=${run%%:*} rest=${run#*:} code=${rest%%:*} args=${rest#*:}
+  for jobs in 1 2 3 8; do
+    # shellcheck disable=SC2086  # the arguments are words
+    expect "split_${what}_jobs_$jobs" "$code" "strategy=dfs" -- "$L" explore $args --strategy dfs --jobs "$jobs"
+    verdicts >"split_$jobs"
+  done
+  for jobs in 2 3 8; do
+    name=split_${what}_same_bytes_jobs_$jobs cases=$((cases + 1))
+    cmp -s split_1 "split_$jobs" || fail "--jobs $jobs differs from --jobs 1: $(diff split_1 "split_$jobs" | head -6)"
+  done
+done
+
 name=counts_schedules cases=$((cases + 1))
 grep -qE "^verified: [0-9]+ schedules, preemption bound none, delay bound 2, seed 1, no failure" first ||
   fail "the verdict does not count the schedules and name the bounds: $(cat first)"
