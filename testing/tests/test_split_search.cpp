@@ -212,7 +212,6 @@ BOOST_AUTO_TEST_CASE(a_stop_keeps_a_failure_found_past_the_schedules_counted) {
   for (const lt::split_plan& plan : plans) {
     BOOST_TEST_CONTEXT(name(plan)) {
       std::atomic<bool> failed{false};
-      std::mutex m;
       const lt::split_outcome o = lt::search_dfs_split(
           base(), b, 0, plan,
           [&](const sim::run_config& c) {
