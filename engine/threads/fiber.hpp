@@ -116,6 +116,9 @@ struct fiber : std::enable_shared_from_this<fiber> {
   bool done = false;       // its entry returned (or is returning)
   bool unwinding = false;  // fiber_cancelled was thrown: never throw it twice
   bool no_stack = false;   // the pool had no stack for it: dropped unrun on the spare
+  /// The primitive of its latest wait ("notify::notified", "sleep_until"),
+  /// for the stall report (runtime_config::stall_limit_ns).
+  const char* wait_what = nullptr;
   std::size_t timer_slot = no_timer;  // its place in its home's timer_heap, while a timed wait is pending
   static constexpr std::size_t no_timer = ~std::size_t{0};
   boost::context::fiber cont;    // resumes the fiber (held while it is suspended)

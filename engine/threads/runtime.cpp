@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +70,22 @@ runtime::runtime(const runtime_config& config) : config_(config) {
   };
   within_a_second("foreign_wake_gather_ns", config_.foreign_wake_gather_ns);
   within_a_second("timer_resolution_ns", config_.timer_resolution_ns);
+  constexpr std::int64_t an_hour_ns = 3'600'000'000'000;
+  if (config_.stall_limit_ns < 0 || config_.stall_limit_ns > an_hour_ns) {
+    throw std::invalid_argument("lockstep::threads: stall_limit_ns must be from 0 to 3600000000000 ns, got " +
+                                std::to_string(config_.stall_limit_ns));
+  }
+  if (config_.stall_limit_ns == 0) {
+    if (const char* text = std::getenv("LOCKSTEP_STALL_LIMIT_S"); text != nullptr && *text != '\0') {
+      char* end = nullptr;
+      const double seconds = std::strtod(text, &end);
+      if (end == text || *end != '\0' || !(seconds > 0) || seconds > 3600) {
+        throw std::invalid_argument(std::string("LOCKSTEP_STALL_LIMIT_S=") + text +
+                                    ": expected seconds, a number above 0 and at most 3600");
+      }
+      config_.stall_limit_ns = static_cast<std::int64_t>(seconds * 1e9);
+    }
+  }
   std::uint32_t n = config_.cores;
   if (n == 0) n = std::max(1U, std::thread::hardware_concurrency());
   cpus_ = config_.cpus;
@@ -156,7 +173,7 @@ void runtime::run_main(detail::unique_function main) {
   std::shared_ptr<detail::fiber> m = start(0, "main", std::move(main), true);
   {
     std::unique_lock<std::mutex> hold(mu_);
-    changed_.wait(hold, [&] { return main_done_; });
+    wait_watched(hold, [&] { return main_done_; });
   }
   m.reset();
   // Each scheduler cancels the fibers it lists; one adopted after its sweep
@@ -165,7 +182,7 @@ void runtime::run_main(detail::unique_function main) {
   for (auto& s : schedulers_) s->cancel_all();
   {
     std::unique_lock<std::mutex> hold(mu_);
-    changed_.wait(hold, [&] { return live_count_.load() == 0; });
+    wait_watched(hold, [&] { return live_count_.load() == 0; });
   }
   for (auto& s : schedulers_) s->stop_and_join();
   std::exception_ptr first;
@@ -176,6 +193,73 @@ void runtime::run_main(detail::unique_function main) {
   }
   running_.store(false);
   if (first) std::rethrow_exception(first);
+}
+
+void runtime::wait_watched(std::unique_lock<std::mutex>& hold, const std::function<bool()>& done) {
+  const std::int64_t limit = config_.stall_limit_ns;
+  if (limit == 0) {
+    changed_.wait(hold, done);
+    return;
+  }
+  // Looked at ten times a limit (at least every 100 ms): progress is fibers
+  // resumed, on any core; a timed wait pending means the run waits for time.
+  const auto look_every = std::chrono::nanoseconds(std::min<std::int64_t>(limit / 10 + 1, 100'000'000));
+  const auto progress = [&] {
+    std::uint64_t n = 0;
+    for (const auto& s : schedulers_) n += s->resumes();
+    return n;
+  };
+  const auto timers_pending = [&] {
+    return std::any_of(schedulers_.begin(), schedulers_.end(), [](const auto& s) { return s->timers_pending(); });
+  };
+  std::uint64_t seen = progress();
+  std::int64_t since = detail::steady_now();
+  while (!done()) {
+    changed_.wait_for(hold, look_every);
+    if (done()) return;
+    const std::uint64_t now_seen = progress();
+    const std::int64_t now = detail::steady_now();
+    if (now_seen != seen || timers_pending()) {
+      seen = now_seen;
+      since = now;
+      continue;
+    }
+    if (now - since < limit) continue;
+    hold.unlock();
+    report_stall(now - since);
+    hold.lock();
+    seen = progress();
+    since = detail::steady_now();
+  }
+}
+
+void runtime::report_stall(std::int64_t stalled_ns) {
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "lockstep: threads::runtime stalled: no fiber resumed for %.1f s and no timed wait pending (a lost "
+                "wake-up, a deadlock, a fiber that never reaches an await point?); its live fibers:\n",
+                static_cast<double>(stalled_ns) / 1e9);
+  std::string report = head;
+  for (const auto& s : schedulers_) s->request_report();
+  const auto answer_by = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (const auto& s : schedulers_) {
+    if (std::optional<std::string> lines = s->wait_report(answer_by)) {
+      report += *lines;
+    } else {
+      const std::uint64_t id = s->running_fiber();
+      report += "  core " + std::to_string(s->core()) + ": did not answer within a second: " +
+                (id != 0 ? "fiber #" + std::to_string(id) : std::string("its thread")) +
+                " runs without reaching an await point\n";
+    }
+  }
+  if (config_.on_stall) {
+    config_.on_stall(report);
+    return;
+  }
+  std::fputs(report.c_str(), stderr);
+  std::fflush(stderr);
+  constexpr int exit_liveness = 3;  // tools/exit_codes.hpp (engine/threads/tests pins the two together)
+  std::_Exit(exit_liveness);
 }
 
 void runtime::fiber_ended(detail::fiber& f) {
@@ -214,7 +298,8 @@ void runtime::pinning_refused(std::uint32_t core, int cpu, int error) {
 }
 
 void runtime::sleep_until(std::int64_t t) {
-  detail::require_fiber("sleep_until");
+  detail::fiber& self = detail::require_fiber("sleep_until");
+  self.wait_what = "sleep_until";
   if (detail::steady_now() >= t) {
     yield_now();  // already due: still an await point that lets others run
     return;

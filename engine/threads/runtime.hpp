@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -102,6 +103,24 @@ struct runtime_config {
   /// does: scenario durations are scaled to tens of microseconds). At most a
   /// second; more is refused, as a negative value is.
   std::int64_t timer_resolution_ns = 1'000'000;
+  /// The stall watchdog, off at 0. While run() waits (for main, then for the
+  /// teardown), a run in which no fiber is resumed on any core for this
+  /// long, with no timed wait pending, has stalled: a lost wake-up, a
+  /// deadlock, or a fiber that runs without reaching an await point (while
+  /// no timed wait is pending). Each core then lists its live fibers and what
+  /// each waits in (a core that does not answer within a second is running
+  /// such a fiber, named by its id), and on_stall gets that report. A run
+  /// that only waits for a timer, or whose fibers keep yielding, has not
+  /// stalled. When this is 0 the environment's LOCKSTEP_STALL_LIMIT_S (seconds,
+  /// a decimal number above 0) sets it: a test binary is watched without a
+  /// change to its code. Negative, or past an hour, is refused.
+  std::int64_t stall_limit_ns = 0;
+  /// Gets the stall report. Empty: print it on stderr and end the process
+  /// with lockstep's liveness exit code, 3 (tools/exit_codes.hpp), so a test
+  /// binary never hangs. Called on run()'s thread; when it returns the
+  /// watchdog goes on watching (a handler may end the stall, e.g. by
+  /// delivering the wake that was lost), and reports again after another limit.
+  std::function<void(const std::string& report)> on_stall;
 };
 
 class runtime {
@@ -198,6 +217,10 @@ class runtime {
   std::shared_ptr<detail::fiber> start(std::uint32_t core, std::string name, detail::unique_function body,
                                        bool is_main);
   void run_main(detail::unique_function main);
+  /// run()'s waits: for `done` (under mu_), watched for stalls when the
+  /// watchdog is on (runtime_config::stall_limit_ns).
+  void wait_watched(std::unique_lock<std::mutex>& hold, const std::function<bool()>& done);
+  void report_stall(std::int64_t stalled_ns);
 
   runtime_config config_;
   std::vector<std::unique_ptr<detail::scheduler>> schedulers_;

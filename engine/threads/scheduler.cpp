@@ -258,6 +258,7 @@ void scheduler::loop() {
       }
     }
     if (sweep_.load(std::memory_order_relaxed)) sweep();
+    if (report_.load(std::memory_order_relaxed)) write_report();
     if (!timers_.empty() && (run_.empty() || ++since_timers >= dispatches_per_timer_check)) {
       since_timers = 0;
       fire_timers();
@@ -285,7 +286,7 @@ void scheduler::idle() {
   // take a system call each, at most spin_rounds rounds.
   for (int i = 0; !may_yield || i < spin_rounds; ++i) {
     if (inbox_.load(std::memory_order_relaxed) != nullptr || stop_.load(std::memory_order_relaxed) ||
-        sweep_.load(std::memory_order_relaxed)) {
+        sweep_.load(std::memory_order_relaxed) || report_.load(std::memory_order_relaxed)) {
       return;
     }
     if (i % yield_every == yield_every - 1) {
@@ -305,12 +306,13 @@ void scheduler::idle() {
   // loop fires it when due. Lanes with an idle ttl keep thousands of such
   // timers, each a few us apart.
   if (!timers_.empty() && fires_at(timers_.next_deadline()) - steady_now() < near_timer_ns) return;
+  timers_pending_.store(!timers_.empty(), std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(sleep_mu_);
   // seq_cst, as the pusher's push and its load of sleeping_: either it sees
   // this store (and notifies, under sleep_mu_, once this wait holds it no
   // more), or the load below sees its push.
   sleeping_.store(true);
-  if (inbox_.load() == nullptr && !stop_.load() && !sweep_.load()) {
+  if (inbox_.load() == nullptr && !stop_.load() && !sweep_.load() && !report_.load()) {
     if (timers_.empty()) {
       wakeup_.wait(lock);
     } else {
@@ -392,6 +394,47 @@ void scheduler::cancel_all() {
     std::lock_guard<std::mutex> hold(sleep_mu_);
     wakeup_.notify_one();
   }
+}
+
+void scheduler::request_report() {
+  {
+    std::lock_guard<std::mutex> hold(report_mu_);
+    report_text_.reset();
+  }
+  // As cancel_all: the flag, then a sleeper is woken under sleep_mu_.
+  report_.store(true);
+  if (sleeping_.load()) {
+    std::lock_guard<std::mutex> hold(sleep_mu_);
+    wakeup_.notify_one();
+  }
+}
+
+std::optional<std::string> scheduler::wait_report(std::chrono::steady_clock::time_point until) {
+  std::unique_lock<std::mutex> hold(report_mu_);
+  report_written_.wait_until(hold, until, [&] { return report_text_.has_value(); });
+  return std::exchange(report_text_, std::nullopt);
+}
+
+// On the home thread, which alone reads its fibers' home fields: a line per
+// live fiber, with what it waits in.
+void scheduler::write_report() {
+  if (!report_.exchange(false)) return;
+  std::string text;
+  for (fiber* f = live_head_; f != nullptr; f = f->live_next) {
+    text += "  core " + std::to_string(core_) + ": fiber #" + std::to_string(f->id) + " '" + f->name + "' ";
+    if (f->waiting.load() != not_waiting) {
+      text += std::string("waits in ") + (f->wait_what != nullptr ? f->wait_what : "a wait");
+      if (f->timer_slot != fiber::no_timer) text += " (with a deadline)";
+      if (f->cancel_requested.load()) text += " (cancelled: the wait does not end for it)";
+    } else {
+      text += "is runnable";
+    }
+    text += "\n";
+  }
+  if (!run_.empty()) text += "  core " + std::to_string(core_) + ": " + std::to_string(run_.size()) + " runnable\n";
+  std::lock_guard<std::mutex> hold(report_mu_);
+  report_text_ = std::move(text);
+  report_written_.notify_all();
 }
 
 void scheduler::sweep() {
@@ -548,6 +591,8 @@ void scheduler::resume(fiber& f) {
     if (!create(f)) return;
   }
   current_ = &f;
+  resumes_.store(resumes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  running_id_.store(f.id, std::memory_order_relaxed);
   auto* g = static_cast<eh_globals*>(eh_);
   const eh_globals mine = *g;
   g->caught = f.eh_caught;
@@ -561,6 +606,7 @@ void scheduler::resume(fiber& f) {
   f.eh_uncaught = g->uncaught;
   *g = mine;
   current_ = nullptr;
+  running_id_.store(0, std::memory_order_relaxed);
   if (f.done) finish(f);
 }
 

@@ -23,12 +23,14 @@
 
 #include <boost/context/fiber.hpp>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -87,6 +89,19 @@ class scheduler {
   /// How often this thread has waited out a gather window (gather()).
   [[nodiscard]] std::uint64_t foreign_gathers() const { return foreign_gathers_.load(std::memory_order_relaxed); }
 
+  // The stall watchdog's side (runtime_config::stall_limit_ns); any thread.
+  /// Fibers resumed on this core so far.
+  [[nodiscard]] std::uint64_t resumes() const { return resumes_.load(std::memory_order_relaxed); }
+  /// Whether a timed wait was pending when the core last went idle.
+  [[nodiscard]] bool timers_pending() const { return timers_pending_.load(std::memory_order_relaxed); }
+  /// Asks the core to describe its live fibers (a line each, with what it
+  /// waits in); wait_report returns the text, or nullopt if the core did not
+  /// write it by `until` (it is running a fiber that does not switch out).
+  void request_report();
+  [[nodiscard]] std::optional<std::string> wait_report(std::chrono::steady_clock::time_point until);
+  /// The id of the fiber running on this core now (0: none).
+  [[nodiscard]] std::uint64_t running_fiber() const { return running_id_.load(std::memory_order_relaxed); }
+
  private:
   void thread_main(std::optional<int> pin_to, bool cpu_shared);
   void loop();
@@ -104,6 +119,7 @@ class scheduler {
   void fire_timers();
   void idle();
   void gather();
+  void write_report();
 
   runtime& rt_;
   const std::uint32_t core_;
@@ -141,6 +157,16 @@ class scheduler {
   std::condition_variable wakeup_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> sweep_{false};  // cancel_all asked; woken like a push
+  std::atomic<bool> report_{false};  // request_report asked; woken like a push
+
+  // The watchdog's reading: written by this thread (relaxed stores, no
+  // read-modify-write), on a line of their own.
+  alignas(64) std::atomic<std::uint64_t> resumes_{0};
+  std::atomic<std::uint64_t> running_id_{0};
+  std::atomic<bool> timers_pending_{false};
+  std::mutex report_mu_;
+  std::condition_variable report_written_;
+  std::optional<std::string> report_text_;  // under report_mu_
 
   // The scheduler stack's sanitizer context and this thread's EH globals.
   const void* sched_bottom_ = nullptr;
@@ -196,6 +222,7 @@ inline waiter& fresh_waiter(const char* what) {
   fiber* f = this_fiber();
   if (f == nullptr) [[unlikely]] f = &require_fiber(what);
   f->wait_node = waiter{};
+  f->wait_what = what;
   return f->wait_node;
 }
 
