@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -66,6 +68,63 @@ program generate(const spec<Impl, Model>& s, std::uint64_t seed, std::uint32_t t
 /// The test body that runs `p` against a fresh Impl (default-constructed
 /// inside the run, so its lockstep types belong to it) and fails when the
 /// history is not linearizable.
+/// A program as text, each thread's calls as describe() writes them:
+/// "thread 0: push(3) pop() | thread 1: pop()". A property's input
+/// (test_options::input): parse_program rebuilds the program from it.
+template <class Impl, class Model>
+std::string program_text(const spec<Impl, Model>& s, const program& p) {
+  std::string out;
+  for (std::size_t t = 0; t < p.size(); ++t) {
+    out += (t == 0 ? "thread 0:" : " | thread " + std::to_string(t) + ":");
+    for (const call& c : p[t]) out += " " + describe(s, c);
+  }
+  return out;
+}
+
+/// program_text's text back to the program; nullopt when it is not one
+/// (threads out of order, an operation `s` does not have, a malformed call).
+/// A call of an operation without an argument gets arg 0.
+template <class Impl, class Model>
+std::optional<program> parse_program(const spec<Impl, Model>& s, std::string_view text) {
+  program p;
+  std::size_t at = 0;
+  const auto word = [&]() -> std::string_view {  // the next space-separated word ("" at the end)
+    while (at < text.size() && text[at] == ' ') ++at;
+    const std::size_t from = at;
+    while (at < text.size() && text[at] != ' ') ++at;
+    return text.substr(from, at - from);
+  };
+  for (std::string_view w = word(); !w.empty();) {
+    if (w != (p.empty() ? "thread" : "|")) return std::nullopt;
+    if (!p.empty() && word() != "thread") return std::nullopt;
+    if (word() != std::to_string(p.size()) + ":") return std::nullopt;
+    p.emplace_back();
+    for (w = word(); !w.empty() && w != "|"; w = word()) {
+      const std::size_t open = w.find('(');
+      if (open == std::string_view::npos || w.back() != ')') return std::nullopt;
+      const std::string_view name = w.substr(0, open), arg = w.substr(open + 1, w.size() - open - 2);
+      std::size_t op = 0;
+      while (op < s.operations.size() && s.operations[op].name != name) ++op;
+      if (op == s.operations.size()) return std::nullopt;
+      call c{op, 0};
+      if (s.operations[op].takes_arg) {
+        const bool negative = !arg.empty() && arg.front() == '-';
+        const std::string_view digits = negative ? arg.substr(1) : arg;
+        if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+          return std::nullopt;
+        }
+        for (const char ch : digits) c.arg = c.arg * 10 + (ch - '0');
+        if (negative) c.arg = -c.arg;
+      } else if (!arg.empty()) {
+        return std::nullopt;
+      }
+      p.back().push_back(c);
+    }
+  }
+  if (p.empty()) return std::nullopt;
+  return p;
+}
+
 template <class Impl, class Model>
 test_body body_for(const spec<Impl, Model>& s, const program& p) {
   return [&s, p](sim::runtime&) {

@@ -121,6 +121,29 @@ case_outcome explore_case(const std::string& test, const test_options& o, const 
 
 }  // namespace
 
+std::optional<case_outcome> replay_property_case(const std::string& test, const case_of_input& case_of,
+                                                 const std::string& rerun) {
+  const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
+  if (replay_path == nullptr || *replay_path == '\0') return std::nullopt;
+  try {
+    const test_record rec = read_test_record(replay_path);
+    if (rec.test != test) return replay_case(test, replay_path, nullptr, rerun);  // skipped: another test's
+    std::optional<test_body> body = case_of(rec.input);
+    if (!body) {
+      throw bad_input(std::string(replay_path) + ": /input: expected a case that " + test +
+                      " can rebuild, found \"" + rec.input + "\"");
+    }
+    test_options o;
+    apply_environment(o);
+    const hang_watchdog watchdog(test, rerun, o.hang_limit_s);
+    return replay_case(test, replay_path, *body, rerun);
+  } catch (const bad_input& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::fflush(stderr);
+    std::exit(2);
+  }
+}
+
 case_outcome run_test_case(const std::string& test, test_options o, const test_body& body,
                            const std::string& rerun) {
   try {

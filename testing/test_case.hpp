@@ -4,6 +4,8 @@
 // says how to rerun it, and reports the outcome its own way.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "explore.hpp"
@@ -32,5 +34,21 @@ struct case_outcome {
 /// (a variable, a record) prints one line naming it and exits 2.
 case_outcome run_test_case(const std::string& test, test_options o, const test_body& body,
                            const std::string& rerun);
+
+/// What rebuilds a property's case from its record: the body of the case
+/// whose input (test_options::input) is `input`, or nullopt when the text is
+/// not one this property writes.
+using case_of_input = std::function<std::optional<test_body>(const std::string& input)>;
+
+/// A property's side of LOCKSTEP_REPLAY, so that one command replays a
+/// record of one generated case: with LOCKSTEP_REPLAY=<record> set, the case
+/// is rebuilt from the record's input by `case_of` and replayed as
+/// run_test_case replays (LOCKSTEP_REPLAY_CONTINUE and LOCKSTEP_TRACE too);
+/// nullopt when LOCKSTEP_REPLAY is not set, and the property runs. Call it
+/// before the property generates anything. A record of another test is
+/// skipped (passed); one whose input `case_of` cannot rebuild is bad input
+/// (one line, exit 2).
+std::optional<case_outcome> replay_property_case(const std::string& test, const case_of_input& case_of,
+                                                 const std::string& rerun);
 
 }  // namespace lockstep::testing

@@ -171,3 +171,34 @@ BOOST_AUTO_TEST_CASE(a_broken_queue_yields_its_smallest_non_linearizable_history
   const lt::replay_result again = lt::replay(r.failures.front().record, lin::body_for(s, r.smallest));
   BOOST_TEST(again.reproduced);
 }
+
+BOOST_AUTO_TEST_CASE(a_program_as_text_is_rebuilt_from_it) {
+  const auto s = queue_spec<array_queue<false>>();
+  // Every generated program: its text parses back to the same calls (an
+  // operation without an argument comes back with arg 0).
+  for (std::uint32_t threads = 1; threads <= 3; ++threads) {
+    for (std::uint64_t i = 0; i < 20; ++i) {
+      const lin::program p = lin::generate(s, 7, threads, 3, i);
+      const std::string text = lin::program_text(s, p);
+      const std::optional<lin::program> back = lin::parse_program(s, text);
+      BOOST_TEST_CONTEXT(text) {
+        BOOST_REQUIRE(back.has_value());
+        BOOST_REQUIRE(back->size() == p.size());
+        for (std::size_t t = 0; t < p.size(); ++t) {
+          BOOST_REQUIRE(back->at(t).size() == p[t].size());
+          for (std::size_t k = 0; k < p[t].size(); ++k) {
+            BOOST_TEST(back->at(t)[k].op == p[t][k].op);
+            BOOST_TEST(back->at(t)[k].arg == (s.operations[p[t][k].op].takes_arg ? p[t][k].arg : 0));
+          }
+        }
+        BOOST_TEST(lin::program_text(s, *back) == text);
+      }
+    }
+  }
+  BOOST_TEST(lin::program_text(s, {{{0, 3}, {1, 0}}, {{1, 0}}}) == "thread 0: push(3) pop() | thread 1: pop()");
+  for (const char* bad : {"", "thread 1: pop()", "thread 0: pop() | thread 2: pop()", "thread 0: peek()",
+                          "thread 0: push()", "thread 0: pop(3)", "thread 0: push(x)", "thread 0 pop()",
+                          "thread 0: push(3", "thread 0: pop() thread 1: pop()", "thread 0: push(1234567890123456789)"}) {
+    BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!lin::parse_program(s, bad).has_value()); }
+  }
+}

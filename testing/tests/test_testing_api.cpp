@@ -12,6 +12,8 @@
 
 #include "sim/runtime.hpp"
 #include "testing/explore.hpp"
+#include "testing/test_case.hpp"
+#include "testing/test_record.hpp"
 #include "testing/shrink.hpp"
 
 namespace sim = lockstep::sim;
@@ -529,5 +531,48 @@ BOOST_AUTO_TEST_CASE(dfs_verifies_the_fixed_test_and_records_the_buggy_ones_sche
   BOOST_CHECK_THROW(lt::apply_environment(e), lt::bad_input);
   ::unsetenv("LOCKSTEP_DELAY_BOUND");
   ::unsetenv("LOCKSTEP_PREEMPTION_BOUND");
+  std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(a_property_rebuilds_its_case_from_the_record_and_replays_it_in_one_command) {
+  // A "property" whose generated input picks the body: "buggy" or "fixed".
+  const auto case_of = [](const std::string& input) -> std::optional<lt::test_body> {
+    if (input == "buggy") return lt::test_body(lost_update<true>);
+    if (input == "fixed") return lt::test_body(lost_update<false>);
+    return std::nullopt;
+  };
+  const std::string dir = temp_dir("property_replay");
+  lt::test_options o = options_in(dir);
+  o.input = "buggy";
+  const lt::explore_result r = lt::explore("prop", o, lost_update<true>);
+  BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
+  const std::string path = r.failures.front().record_path;
+
+  ::unsetenv("LOCKSTEP_REPLAY");
+  BOOST_TEST(!lt::replay_property_case("prop", case_of, "./prop").has_value());  // not asked: the property runs
+
+  ::setenv("LOCKSTEP_REPLAY", path.c_str(), 1);
+  const std::optional<lt::case_outcome> again = lt::replay_property_case("prop", case_of, "./prop");
+  BOOST_REQUIRE(again.has_value());
+  BOOST_TEST(!again->passed);
+  BOOST_TEST(again->report.find("reproduced") != std::string::npos, again->report);
+  // The same record, its input rebuilt as the fixed case, continued past it: no longer fails.
+  lt::test_record edited = lt::read_test_record(path);
+  edited.input = "fixed";
+  const std::string fixed_path = dir + "/fixed.json";
+  lt::write_test_record(fixed_path, edited);
+  ::setenv("LOCKSTEP_REPLAY", fixed_path.c_str(), 1);
+  ::setenv("LOCKSTEP_REPLAY_CONTINUE", "1", 1);
+  const std::optional<lt::case_outcome> gone = lt::replay_property_case("prop", case_of, "./prop");
+  BOOST_REQUIRE(gone.has_value());
+  BOOST_TEST(gone->passed, gone->report);
+  BOOST_TEST(gone->report.find("no longer fails") != std::string::npos, gone->report);
+  ::unsetenv("LOCKSTEP_REPLAY_CONTINUE");
+  // Another test's record is skipped.
+  const std::optional<lt::case_outcome> other = lt::replay_property_case("another_prop", case_of, "./prop");
+  BOOST_REQUIRE(other.has_value());
+  BOOST_TEST(other->passed);
+  BOOST_TEST(other->report.find("skipped") != std::string::npos);
+  ::unsetenv("LOCKSTEP_REPLAY");
   std::filesystem::remove_all(dir);
 }

@@ -135,7 +135,25 @@ if [[ -x example_prop_lin_queue ]]; then
   prop_record=$(sed -n 's/^ *record: \(.*prop_array_queue-.*\.json\)$/\1/p' prop-lin-planted.log | tail -1)
   [[ -f $prop_record ]] && grep -q '"input": "thread 0:' "$prop_record" ||
     { cat prop-lin-planted.log; fail "the property's record ($prop_record) does not hold the generated program"; }
-  echo "example_prop_lin_queue: holds on the fixed queue, fails on the planted one; the record holds the program"
+  # One command replays the failing case: the printed LOCKSTEP_REPLAY=<record>
+  # command rebuilds the program from the record's input, not from rapidcheck.
+  prop_replay=$(sed -n 's/^ *replay: \(LOCKSTEP_REPLAY=.*prop_array_queue-.*\)$/\1/p' prop-lin-planted.log | tail -1)
+  [[ -n $prop_replay ]] || { cat prop-lin-planted.log; fail "the property's failure prints no replay command"; }
+  bash -c "$prop_replay" > prop-replay.log 2>&1
+  rc=$?
+  [[ $rc -eq 1 ]] && grep -q "reproduced" prop-replay.log ||
+    { echo "$prop_replay (exit $rc)"; cat prop-replay.log; fail "the property's printed replay command did not reproduce"; }
+  # On the fixed queue, continued past the record: the kept record says the bug is gone.
+  LOCKSTEP_REPLAY="$prop_record" LOCKSTEP_REPLAY_CONTINUE=1 ./example_prop_lin_queue > prop-fixed-replay.log 2>&1 &&
+    grep -q "no longer fails" prop-fixed-replay.log ||
+    { cat prop-fixed-replay.log; fail "the fixed property does not say the record no longer fails"; }
+  # A record whose input the property cannot rebuild: one line, exit 2.
+  sed 's/"input": "thread 0:/"input": "thread 7:/' "$prop_record" > bad-input.json
+  LOCKSTEP_REPLAY=bad-input.json ./example_prop_lin_queue > prop-bad.log 2>&1
+  rc=$?
+  [[ $rc -eq 2 ]] && [[ $(wc -l < prop-bad.log) -eq 1 ]] && grep -q "bad-input.json: /input: expected a case" prop-bad.log ||
+    { echo "exit $rc"; cat prop-bad.log; fail "a record with an input the property cannot rebuild is not refused in one line"; }
+  echo "example_prop_lin_queue: holds on the fixed queue, fails on the planted one; the record holds the program and replays in one command"
 fi
 
 # A real std::mutex left in the code under test is reported by the watchdog
