@@ -334,7 +334,10 @@ cd .. || exit 1
 expect schedules_fifo_one 0 "20 runs, 0 failures, 1 distinct schedules" -- \
   "$L" explore "$S/shards_class_budgets_fifo.json" --strategy fifo --seeds 1..20
 expect schedules_random_many 0 "20 runs, 0 failures, 20 distinct schedules" -- \
-  "$L" explore "$healthy" --seeds 1..20
+  "$L" explore "$healthy" --seeds 1..20 --strategy random
+# explore's default: the portfolio, seed 1 under random, 2 pct, 3 pos, 4 surw (results/strategies.md).
+expect default_is_the_portfolio 0 "strategy=portfolio seeds=1..8: 8 runs (+4 random runs that sized pct's k or profiled surw's fibers), 0 failures" -- \
+  "$L" explore "$healthy" --seeds 1..8
 
 # --- (e) JSON, JUnit, progress, printed commands ------------------------------
 mkdir formats && cd formats || exit 1
@@ -357,7 +360,7 @@ assert all(len(c.findall("failure")) == 1 for c in cases)
 n = str(d["failures"])
 assert t.find("testsuite").get("failures") == n and t.find("testsuite").get("tests") == n
 for c, s in zip(cases, d["failing_seeds"]):
-    assert c.get("name").endswith(" strategy=random seed=%d" % s["seed"]), c.get("name")
+    assert c.get("name").endswith(" strategy=portfolio seed=%d" % s["seed"]), c.get("name")
 for f, s in zip(fails, d["failing_seeds"]):
     assert f.get("message") == "seed %d: oracle exactly_once" % s["seed"], f.get("message")
     assert ("replay with: ./lockstep-here replay " in f.text) and ("seed=%d" % s["seed"]) in f.text'

@@ -91,7 +91,10 @@ hash=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace_ha
 expect swarm_record_replays 1 "reproduced: the same trace hash $hash" -- "$L" replay rec.json
 grep -q '^swarm: /system/shards/classes/0/max_inflight=' out || fail "replay printed no swarm: line"
 seed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seed"])' rec.json)
-expect swarm_rerun_same_seed 1 "trace_hash=$hash" -- "$L" run "$canary" --swarm --seed "$seed" --record rerun.json
+# explore's portfolio ran the seed under one strategy; the record names it.
+strategy=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["strategy"])' rec.json)
+expect swarm_rerun_same_seed 1 "trace_hash=$hash" -- "$L" run "$canary" --swarm --seed "$seed" --strategy "$strategy" \
+  --record rerun.json
 name=swarm_rerun_same_record cases=$((cases + 1))
 cmp -s rec.json rerun.json || fail "run --swarm --seed $seed wrote a different record than explore"
 
@@ -146,7 +149,7 @@ mkdir -p lib && cp "$canary" lib/a_swarm.json && cp fixed.json lib/b_fixed.json
 expect swarm_directory 1 "all 50 seeds held" -- "$L" explore lib --swarm --seeds 50 --stop-after 0 --jobs 1
 name=swarm_directory_lines cases=$((cases + 1))
 grep -q '^exploring scenario=lib/a_swarm.json .* swarm$' out || fail "the swarm file was not explored under swarm"
-grep -q '^exploring scenario=lib/b_fixed.json strategy=random cores=1 seeds=1..50$' out ||
+grep -q '^exploring scenario=lib/b_fixed.json strategy=portfolio cores=1 seeds=1..50$' out ||
   fail "the file without ranges did not run as it is"
 expect swarm_check_determinism_needs_ranges 2 "fixed.json: /: expected swarm ranges" -- \
   "$L" check-determinism fixed.json --swarm --seeds 2
