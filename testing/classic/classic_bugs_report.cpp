@@ -9,6 +9,8 @@
 //   classic_bugs_report [--fix-runs N]   (default 1,000,000) > table.md
 //   classic_bugs_report --strategies     the executions to the first failure
 //                                        per strategy (results/strategies.md)
+//   classic_bugs_report --many-threads B the same for reorder(N), N setters and
+//                                        a checker, over B base seeds
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -106,9 +108,49 @@ std::string dfs_cell(const lt::explore_result& r) {
 
 }  // namespace
 
+/// --many-threads: reorder(N) for N setters, executions to the first failure
+/// per strategy (sizing runs counted), over `bases` base seeds, at most `cap`;
+/// the last column is pct with one change point (--pct-depth 2).
+int many_threads_table(std::uint64_t bases) {
+  std::cout << "| setters (threads) | random | pct | pos | surw | portfolio | pct, d = 2 |\n"
+               "|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const int setters : {2, 5, 10, 20, 50, 100}) {
+    const lockstep::classic::classic_program p{"reorder", "many threads", "SCTBench reorder_X_bad", nullptr};
+    const auto run = [setters](bool buggy) { lockstep::classic::reorder(setters, buggy); };
+    std::cout << "| " << setters << " (" << setters + 1 << ") |";
+    for (const std::vector<std::string>& s : std::vector<std::vector<std::string>>{
+             {"random"}, {"pct"}, {"pos"}, {"surw"}, {"random", "pct", "pos", "surw"}, {"pct", "d2"}}) {
+      const bool depth_2 = s.size() == 2 && s[1] == "d2";  // pct with one change point
+      std::vector<std::uint64_t> n;
+      for (std::uint64_t base = 0; base < bases; ++base) {
+        lt::test_options o;
+        o.strategies = depth_2 ? std::vector<std::string>{"pct"} : s;
+        if (depth_2) o.pct_depth = 2;
+        o.first_seed = base * 1'000'000 + 1;
+        o.runs = cap / o.strategies.size();
+        o.hang_limit_s = 0;
+        o.record_dir = (std::filesystem::temp_directory_path() /
+                        ("lockstep-classic-report-" + std::to_string(::getpid()))).string();
+        const lt::explore_result r = lt::explore(p.name, o, [&run](sim::runtime&) { run(true); });
+        std::uint64_t executions = r.runs;
+        for (std::uint64_t i = 0; i < r.runs; ++i) {
+          executions += sim::needs_sizing_run(o.strategies[i % o.strategies.size()], {});
+        }
+        n.push_back(r.failures.empty() ? cap + 1 : executions);
+      }
+      std::sort(n.begin(), n.end());
+      std::cout << " " << shown((n[(n.size() - 1) / 2] + n[n.size() / 2]) / 2) << " (" << shown(n.back()) << ") |";
+      std::cout.flush();
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::uint64_t fix_runs = 1'000'000;
   if (argc == 2 && std::string(argv[1]) == "--strategies") return strategies_table();
+  if (argc == 3 && std::string(argv[1]) == "--many-threads") return many_threads_table(std::strtoull(argv[2], nullptr, 10));
   if (argc == 3 && std::string(argv[1]) == "--fix-runs") fix_runs = std::strtoull(argv[2], nullptr, 10);
   std::cout << "| program | bug | default (portfolio) | random median (max) | pct median (max) | dfs | fix: "
             << fix_runs << " runs | fix: dfs |\n|---|---|---:|---:|---:|---:|---:|---|\n";
