@@ -2,6 +2,8 @@
 
 #include "sim/executor.hpp"
 
+#include <string_view>
+
 namespace lockstep::sim {
 
 shadow_cell::shadow_cell(executor& ex, code_site created, std::string name)
@@ -11,6 +13,7 @@ shadow_cell::shadow_cell(executor& ex, code_site created, std::string name)
 }
 
 void shadow_cell::enter(const char* op, code_site where) {
+  if (first_use_.file == nullptr) first_use_ = where;
   ex_->current().record_operation(op, where);
   ex_->schedule_point(id_);
   ex_->touch(id_);
@@ -40,8 +43,26 @@ void shadow_cell::write(code_site where) {
   write_ = access{hb.now(me), where};
 }
 
+namespace {
+
+// A line in the standard library's headers (libstdc++'s and libc++'s both
+// live under .../include/c++/): where a container constructs its elements.
+bool in_standard_library(const code_site& s) {
+  return s.file != nullptr && std::string_view(s.file).find("/include/c++/") != std::string_view::npos;
+}
+
+}  // namespace
+
 std::string shadow_cell::label() const {
-  return "var " + (name_.empty() ? std::string() : "'" + name_ + "' ") + "created at " + site(created_);
+  const std::string named = "var " + (name_.empty() ? std::string() : "'" + name_ + "' ");
+  if (!in_standard_library(created_)) return named + "created at " + site(created_);
+  // A container's element: its creation line is the library's, so the
+  // program's first use of it says which one it is.
+  const std::string_view file(created_.file);
+  const std::string header(file.substr(file.rfind('/') + 1));
+  return named + "created by the standard library (" + header + ":" + std::to_string(created_.line) +
+         ": a container's element?)" +
+         (first_use_.file != nullptr ? ", first used at " + site(first_use_) : std::string());
 }
 
 void shadow_cell::report(const access& earlier, bool earlier_wrote, bool now_writes, code_site where) {

@@ -45,6 +45,7 @@ class shadow_cell {
   executor* ex_;
   std::uint64_t id_;
   code_site created_;
+  code_site first_use_{nullptr, 0};  ///< the first read or write's line (label(), for a var made by a container)
   std::string name_;
   access write_;
   std::vector<access> reads_;

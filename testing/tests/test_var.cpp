@@ -342,6 +342,30 @@ BOOST_AUTO_TEST_CASE(vars_are_values_in_arrays_and_containers) {
   }));
 }
 
+BOOST_AUTO_TEST_CASE(a_race_on_a_containers_element_names_the_programs_first_use_of_it) {
+  // The vector constructs its elements inside the standard library, so their
+  // creation line is the library's; the report adds where the program first
+  // touched the element.
+  static int a_line = 0;
+  const lt::explore_result r = explore("container_race", [] {
+    std::vector<cc::var<int>> cells(2);
+    a_line = __LINE__ + 1;
+    cc::thread a([&] { cells[1] = 1; });
+    cc::thread b([&] { cells[1] = 2; });
+    a.join();
+    b.join();
+  });
+  const std::string msg = first_message(r);
+  BOOST_TEST(contains(msg, "data race on var created by the standard library ("), msg);
+  BOOST_TEST(contains(msg, ": a container's element?), first used at "), msg);
+  BOOST_TEST_MESSAGE(msg);
+  // The first use is one of the two writes' lines (whichever thread ran first).
+  const std::string first = msg.substr(msg.find("first used at "), 60);
+  BOOST_TEST((contains(first, "test_var.cpp:" + std::to_string(a_line)) ||
+              contains(first, "test_var.cpp:" + std::to_string(a_line + 1))), first);
+  BOOST_TEST(!contains(msg, "/include/c++/"), msg);  // the header's name only
+}
+
 BOOST_AUTO_TEST_CASE(the_runtime_api_orders_what_its_channels_and_mutexes_pass) {
   // rt.spawn tasks on their own cores; a channel's send happens before the
   // receive that takes the value, a sim::mutex's unlock before the next lock.
