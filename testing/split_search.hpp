@@ -113,6 +113,7 @@ split_outcome search_dfs_split(sim::run_config config, const sim::dfs_bounds& bo
   std::list<part> parts;  // in the tree's order
   parts.push_back(part{start, std::nullopt});
   std::optional<std::vector<std::uint32_t>> earliest_end;  // the earliest failure's (or nondeterminism's) choices
+  std::uint64_t counted = 0;   // schedules run by every part (under m)
   unsigned idle = 0;           // threads waiting for a part
   std::size_t not_taken = 1;   // parts not yet taken: the whole search's, at first
   std::exception_ptr thrown;   // the first exception a run threw: rethrown here
@@ -126,7 +127,9 @@ split_outcome search_dfs_split(sim::run_config config, const sim::dfs_bounds& bo
       it->how = ending::dropped;
       return false;
     }
-    if (max_schedules != 0) {
+    // With the whole search's count below the budget no part is near it
+    // (the sum below would otherwise cost a walk of the parts every run).
+    if (max_schedules != 0 && counted >= max_schedules) {
       std::uint64_t before = 0;
       for (auto j = parts.begin(); j != it; ++j) before += j->schedules;
       if (before >= max_schedules || it->schedules >= max_schedules - before) {
@@ -169,6 +172,7 @@ split_outcome search_dfs_split(sim::run_config config, const sim::dfs_bounds& bo
       runs.fetch_add(1);
       std::unique_lock lock(m);
       ++it->schedules;
+      ++counted;
       if (!r.ok()) {
         std::vector<std::uint32_t> at = tree->choices();
         if (!earliest_end || !sim::at_or_after(at, *earliest_end)) earliest_end = at;
@@ -177,14 +181,15 @@ split_outcome search_dfs_split(sim::run_config config, const sim::dfs_bounds& bo
         break;
       }
       lock.unlock();
-      const std::vector<std::uint32_t> ran = tree->choices();
       if (!tree->advance()) {
         lock.lock();
         if (tree->nondeterminism().empty()) {
           it->how = ending::exhausted;
         } else {
-          // Where the search would stop: nothing after it counts.
-          if (!earliest_end || !sim::at_or_after(ran, *earliest_end)) earliest_end = ran;
+          // Where the search would stop: nothing after it counts. (advance()
+          // left the path as the run took it.)
+          std::vector<std::uint32_t> ran = tree->choices();
+          if (!earliest_end || !sim::at_or_after(ran, *earliest_end)) earliest_end = std::move(ran);
           it->how = ending::nondeterministic;
           it->nondeterminism = tree->nondeterminism();
         }
