@@ -8,7 +8,6 @@
 // position a budget stops at are the same bytes whatever N is (--dpor
 // searches on one thread). Only a stop (--time, a signal) depends on timing.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -91,16 +90,20 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
       tail += "; " + std::to_string(out.sleep_blocked_runs) +
               " ended early: every fiber that could run was asleep, an order already explored";
     }
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.2f", wall);
-    tail += "; " + std::string(seconds) + " s)";
-    int rc = exit_held;
     if (out.failure && !split.ordered) {
       // Found on another thread past where the stop left the search in order.
       tail += "; found by one of " + std::to_string(threads.threads) +
               " threads while the search stopped: the schedules before it in the tree's order did not all run, "
               "and a search to the end may fail sooner";
     }
+    if (!out.failure && !out.exhausted && !stopped.empty() && split.runs > out.schedules) {
+      tail += "; " + std::to_string(split.runs - out.schedules) +
+              " more ran past that point on other threads and run again when resumed";
+    }
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f", wall);
+    tail += "; " + std::string(seconds) + " s)";
+    int rc = exit_held;
     if (out.failure) {
       std::cout << "schedule=" << out.schedules << " ";
       print_result_line(*out.failure);
@@ -118,10 +121,6 @@ int explore_dfs(const run_options& options, const explore_options& e, const std:
       std::cout << "verified: " << counted << ", no failure" << tail << "\n";
     } else {
       const std::string why = stopped.empty() ? "--max-schedules " + std::to_string(e.max_schedules) : stopped;
-      if (!stopped.empty() && split.runs > out.schedules) {
-        tail += "; " + std::to_string(split.runs - out.schedules) +
-                " more ran past that point on other threads and run again when resumed";
-      }
       std::cout << "not verified: stopped (" << why << ") after " << counted << ", no failure in those" << tail << "\n";
       sim::run_config c = base;
       c.options.dfs = std::make_shared<sim::dfs_tree>(bounds);
