@@ -9,12 +9,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <tuple>
-#include <utility>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "../executor.hpp"
