@@ -32,10 +32,9 @@ std::string continued_path(const std::string& path) { return sibling_path(path, 
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-case_outcome replay_case(const std::string& test, const std::string& path, const test_body& body,
-                         const std::string& rerun) {
+case_outcome replay_case(const std::string& test, const std::string& path, const test_record& rec,
+                         const test_body& body, const std::string& rerun) {
   const bool continuing = replay_continues();
-  const test_record rec = read_test_record(path);
   case_outcome out;
   out.replayed = true;
   if (rec.test != test) {
@@ -127,7 +126,7 @@ std::optional<case_outcome> replay_property_case(const std::string& test, const 
   if (replay_path == nullptr || *replay_path == '\0') return std::nullopt;
   try {
     const test_record rec = read_test_record(replay_path);
-    if (rec.test != test) return replay_case(test, replay_path, nullptr, rerun);  // skipped: another test's
+    if (rec.test != test) return replay_case(test, replay_path, rec, nullptr, rerun);  // skipped: another test's
     std::optional<test_body> body = case_of(rec.input);
     if (!body) {
       throw bad_input(std::string(replay_path) + ": /input: expected a case that " + test +
@@ -136,7 +135,7 @@ std::optional<case_outcome> replay_property_case(const std::string& test, const 
     test_options o;
     apply_environment(o);
     const hang_watchdog watchdog(test, rerun, o.hang_limit_s);
-    return replay_case(test, replay_path, *body, rerun);
+    return replay_case(test, replay_path, rec, *body, rerun);
   } catch (const bad_input& e) {
     std::fprintf(stderr, "%s\n", e.what());
     std::fflush(stderr);
@@ -150,7 +149,9 @@ case_outcome run_test_case(const std::string& test, test_options o, const test_b
     apply_environment(o);
     const hang_watchdog watchdog(test, rerun, o.hang_limit_s);
     const char* replay_path = std::getenv("LOCKSTEP_REPLAY");
-    if (replay_path != nullptr && *replay_path != '\0') return replay_case(test, replay_path, body, rerun);
+    if (replay_path != nullptr && *replay_path != '\0') {
+      return replay_case(test, replay_path, read_test_record(replay_path), body, rerun);
+    }
     return explore_case(test, o, body, rerun);
   } catch (const bad_input& e) {
     // The project's rule for bad input: one line, exit 2 (never a silent default).

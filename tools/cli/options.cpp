@@ -338,16 +338,15 @@ void add_run_flags(CLI::App& app, run_options& o, bool with_seed, bool with_dfs)
                    "how many seeds from --first-seed (1 to 2^40; default 100), or a range A..B (both included; "
                    "A.. runs to 2^64-1, for --runs or --time to bound)");
   }
-  // explore (the one command with dfs) defaults to the portfolio, the others to random.
+  // The default is what `o` holds before parsing: explore's the portfolio, the others' random.
+  const auto default_if = [&o](const char* name) { return o.strategy == name ? "default: " : ""; };
   std::string strategies =
-      std::string(with_dfs ? "random (a uniformly random runnable fiber at each step)"
-                           : "random (default: a uniformly random runnable fiber at each step)") +
+      std::string("random (") + default_if("random") + "a uniformly random runnable fiber at each step)" +
       " | pct (priorities with d-1 random change "
       "points) | pos (partial-order sampling: random priorities, redrawn when another fiber's step touches "
       "the object a fiber waits to touch) | surw (a random walk weighted by what each fiber has left to do on "
       "one shared object, counted by a random run of the same seed first) | fifo (the fiber that became runnable "
-      "first) | portfolio (" +
-      std::string(with_dfs ? "default: " : "") +
+      "first) | portfolio (" + default_if("portfolio") +
       "seed s under random, pct, pos or surw by (s - 1) mod 4, so seed 1 under random: results/strategies.md)";
   std::vector<std::string> names(std::begin(sim::sampling_strategies), std::end(sim::sampling_strategies));
   names.emplace_back("portfolio");
