@@ -37,6 +37,8 @@ class runtime;
 class mutex {
  public:
   explicit mutex(runtime& /*rt*/) {}
+  /// Needs no runtime (threads_std::mutex, which std code creates anywhere).
+  mutex() = default;
   mutex(const mutex&) = delete;
   mutex& operator=(const mutex&) = delete;
 
@@ -77,6 +79,14 @@ class mutex {
     owner_.store(detail::this_fiber(), std::memory_order_relaxed);
     return true;
   }
+
+  /// True when the calling fiber holds it (off a fiber: when it was taken off one).
+  [[nodiscard]] bool held_by_caller() const {
+    return state_.load(std::memory_order_relaxed) != free_ &&
+           owner_.load(std::memory_order_relaxed) == detail::this_fiber();
+  }
+  /// A snapshot: someone holds it.
+  [[nodiscard]] bool is_locked() const { return state_.load(std::memory_order_relaxed) != free_; }
 
   void unlock() {
     owner_.store(nullptr, std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 // keeps only the fiber's record alive, never the fiber itself.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -32,6 +33,8 @@ class task {
   void cancel() {
     if (f_) detail::cancel(*f_);
   }
+  /// The fiber's id (runtime::current_fiber_id inside it); 0 for an empty handle.
+  [[nodiscard]] std::uint64_t fiber_id() const { return f_ ? f_->id : 0; }
   [[nodiscard]] bool finished() const { return !f_ || f_->finished.load(); }
   /// A snapshot: the fiber is parked at a wait right now. For tests that must
   /// know a fiber really blocked before they wake it (instead of sleeping).

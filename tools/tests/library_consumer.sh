@@ -39,6 +39,8 @@ cmake --build "$work/example" -j2 > "$work/build.log" 2>&1 || { cat "$work/build
 
 cd "$work/example" || exit 1
 ./example_tests --color_output=no > fixed.log 2>&1 || { cat fixed.log; fail "example_tests failed: the fixed code must hold on every seed"; }
+./example_on_threads > on_threads.log 2>&1 || { cat on_threads.log; fail "example_on_threads failed: the std-named code must hold on real threads"; }
+grep -q "^on_threads: 200 rounds on 2 cores: held$" on_threads.log || { cat on_threads.log; fail "example_on_threads: no verdict"; }
 if [[ -x example_gtest ]]; then
   ./example_gtest > gtest.log 2>&1 || { cat gtest.log; fail "example_gtest failed"; }
 fi

@@ -1,0 +1,365 @@
+// Goal: code written against std:: runs on the real threads backend by
+// switching one namespace alias (lockstep::threads_std): the programs that
+// test_std runs under the simulator and against plain std hold here too, on
+// one core (where a wait that blocked the OS thread instead of parking the
+// fiber would hang them) and on several. The standard's semantics hold: a
+// notify with nobody waiting is lost, timed waits time out, recursive and
+// shared mutexes admit whom they should, call_once retries after a throw,
+// joining a thread that is not joinable throws std::system_error. Misuse
+// ends the process with one line naming the fiber; the runtime's teardown
+// cancels threads parked in these waits; off the runtime's fibers a thread
+// cannot start and a wait refuses in one line.
+#define BOOST_TEST_MODULE threads_std
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "engine/threads/runtime.hpp"
+#include "engine/threads/std.hpp"
+#include "engine/threads/tests/util.hpp"
+
+// The programs test_std runs under the simulator and against plain std.
+#define LOCKSTEP_STD_NS lockstep::threads_std
+#define LOCKSTEP_PROGRAMS on_threads
+#include "testing/tests/std_programs.hpp"
+
+namespace cc = lockstep::threads_std;
+using lockstep::threads::runtime;
+using lockstep::threads::runtime_config;
+using lockstep::threads::testing::until_parked;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+runtime_config cores(std::uint32_t n) {
+  runtime_config c;
+  c.cores = n;
+  c.timer_resolution_ns = 0;  // timed waits end at their deadline, not on 1 ms ticks
+  return c;
+}
+
+/// Runs `body` in a child process and returns its stderr; `status` gets its wait status.
+template <class Body>
+std::string in_child(Body body, int& status) {
+  int err[2];
+  BOOST_REQUIRE(::pipe(err) == 0);
+  std::fflush(nullptr);  // or the child's exit may print the parent's buffered output again
+  const pid_t child = ::fork();
+  BOOST_REQUIRE(child >= 0);
+  if (child == 0) {
+    ::signal(SIGABRT, SIG_DFL);  // Boost.Test's handler would go on with the next test here
+    ::dup2(err[1], 2);
+    ::close(err[0]);
+    body();
+    std::_Exit(0);
+  }
+  ::close(err[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  ::close(err[0]);
+  BOOST_REQUIRE(::waitpid(child, &status, 0) == child);
+  return text;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_std_programs_hold_on_one_core_and_on_several) {
+  // On one core every wait must park its fiber: a wait that blocked the OS
+  // thread would leave the fiber it waits for unrun, and the program hung.
+  for (const std::uint32_t n : {1U, 2U, 4U}) {
+    runtime rt(cores(n));
+    rt.run([&] {
+      for (int i = 0; i < 20; ++i) {
+        BOOST_CHECK_NO_THROW(on_threads::counter<true>());
+        BOOST_CHECK_NO_THROW(on_threads::mailbox<false>());
+        BOOST_CHECK_NO_THROW(on_threads::bounded_queue());
+        BOOST_CHECK_NO_THROW(on_threads::lazy_singleton());
+        BOOST_CHECK_NO_THROW(on_threads::toolbox());
+      }
+    });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(threads_spread_over_the_cores_and_know_their_ids) {
+  runtime rt(cores(3));
+  rt.run([&] {
+    BOOST_TEST(cc::thread::hardware_concurrency() == 3U);
+    std::atomic<std::uint32_t> seen_core{99};
+    cc::thread::id inside;
+    cc::thread t([&] {
+      seen_core = rt.current_core();
+      inside = cc::this_thread::get_id();
+    });
+    const cc::thread::id id = t.get_id();
+    BOOST_TEST(t.joinable());
+    BOOST_TEST((id != cc::this_thread::get_id()));
+    t.join();
+    BOOST_TEST(!t.joinable());
+    BOOST_TEST((inside == id));
+    BOOST_TEST(seen_core.load() != rt.current_core());  // not on the spawning core
+    // As std's join: not joinable is invalid_argument, oneself a deadlock.
+    try {
+      t.join();
+      BOOST_FAIL("joined twice");
+    } catch (const std::system_error& e) {
+      BOOST_TEST((e.code() == std::errc::invalid_argument));
+    }
+    std::atomic<bool> refused{false};
+    cc::thread* self = nullptr;
+    std::atomic<bool> ready{false};
+    cc::thread s([&] {
+      while (!ready.load()) cc::this_thread::yield();
+      try {
+        self->join();
+      } catch (const std::system_error& e) {
+        refused = e.code() == std::errc::resource_deadlock_would_occur;
+      }
+    });
+    self = &s;
+    ready = true;
+    s.join();
+    BOOST_TEST(refused.load());
+    cc::thread d([] {});
+    d.detach();
+    BOOST_TEST(!d.joinable());
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_notify_with_nobody_waiting_is_lost_and_timed_waits_time_out) {
+  runtime rt(cores(2));
+  rt.run([&] {
+    cc::mutex m;
+    cc::condition_variable cv;
+    cv.notify_one();  // nobody waits: no permit is kept
+    {
+      cc::unique_lock<cc::mutex> lk(m);
+      const auto before = std::chrono::steady_clock::now();
+      BOOST_TEST((cv.wait_for(lk, 20ms) == std::cv_status::timeout));
+      BOOST_TEST((std::chrono::steady_clock::now() - before >= 20ms));
+      BOOST_TEST(!cv.wait_for(lk, 1ms, [] { return false; }));
+    }
+    // A parked waiter is woken by the notify.
+    bool flag = false;
+    auto waiter = rt.spawn_on(1, "waiter", [&] {
+      cc::unique_lock<cc::mutex> lk(m);
+      cv.wait(lk, [&] { return flag; });
+    });
+    until_parked(rt, waiter);
+    {
+      cc::lock_guard<cc::mutex> g(m);
+      flag = true;
+    }
+    cv.notify_one();
+    waiter.join();
+
+    cc::timed_mutex tm;
+    cc::counting_semaphore<1> none(0);
+    cc::shared_timed_mutex rw;
+    tm.lock();
+    rw.lock();
+    auto other = rt.spawn_on(1, "other", [&] {
+      BOOST_TEST(!tm.try_lock_for(5ms));
+      BOOST_TEST(!tm.try_lock_until(std::chrono::steady_clock::now() + 1ms));
+      BOOST_TEST(!none.try_acquire_for(5ms));
+      BOOST_TEST(!rw.try_lock_shared_for(5ms));
+      BOOST_TEST(!rw.try_lock_for(5ms));
+    });
+    other.join();
+    tm.unlock();
+    rw.unlock();
+    BOOST_TEST(rw.try_lock_shared_for(5ms));
+    rw.unlock_shared();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(recursive_and_shared_mutexes_admit_whom_they_should) {
+  runtime rt(cores(2));
+  rt.run([&] {
+    cc::recursive_mutex rec;
+    rec.lock();
+    BOOST_TEST(rec.try_lock());
+    rec.lock();
+    auto probe = [&](auto try_it) {
+      bool got = false;
+      auto t = rt.spawn_on(1, "probe", [&] { got = try_it(); });
+      t.join();
+      return got;
+    };
+    BOOST_TEST(!probe([&] { return rec.try_lock(); }));
+    rec.unlock();
+    rec.unlock();
+    BOOST_TEST(!probe([&] { return rec.try_lock(); }));  // still held once
+    rec.unlock();
+    BOOST_TEST(probe([&] {
+      const bool got = rec.try_lock();
+      if (got) rec.unlock();
+      return got;
+    }));
+
+    cc::shared_mutex rw;
+    rw.lock_shared();
+    BOOST_TEST(probe([&] {  // a second reader gets in beside the first
+      const bool got = rw.try_lock_shared();
+      if (got) rw.unlock_shared();
+      return got;
+    }));
+    BOOST_TEST(!probe([&] { return rw.try_lock(); }));  // a writer does not
+    // A writer waiting for the reader keeps new readers out.
+    auto writer = rt.spawn_on(1, "writer", [&] {
+      rw.lock();
+      rw.unlock();
+    });
+    until_parked(rt, writer);
+    BOOST_TEST(!rw.try_lock_shared());
+    rw.unlock_shared();
+    writer.join();
+    BOOST_TEST(rw.try_lock_shared());
+    rw.unlock_shared();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(call_once_tries_again_after_a_throw_and_waiters_park) {
+  runtime rt(cores(1));
+  rt.run([&] {
+    cc::once_flag once;
+    int calls = 0;
+    try {
+      cc::call_once(once, [&] {
+        ++calls;
+        throw std::runtime_error("first");
+      });
+    } catch (const std::runtime_error&) {
+    }
+    cc::call_once(once, [&] { ++calls; });
+    cc::call_once(once, [&] { ++calls; });
+    BOOST_TEST(calls == 2);
+
+    // atomic::wait on one core: the waiter parks, the notifier runs.
+    cc::atomic<int> turn{0};
+    cc::thread t([&] {
+      turn.wait(0);
+      turn = 2;
+      turn.notify_all();
+    });
+    turn = 1;
+    turn.notify_one();
+    turn.wait(1);
+    BOOST_TEST(turn.load() == 2);
+    t.join();
+    cc::atomic_flag f;
+    cc::thread u([&] {
+      f.test_and_set();
+      f.notify_one();
+    });
+    f.wait(false);
+    BOOST_TEST(f.test());
+    u.join();
+  });
+}
+
+BOOST_AUTO_TEST_CASE(the_teardown_cancels_threads_parked_in_these_waits) {
+  // Detached threads left waiting when main returns: the teardown unwinds
+  // each (its lock taken again first), so run() returns.
+  struct shared {
+    cc::mutex m;
+    cc::condition_variable cv;
+    cc::counting_semaphore<1> sem{0};
+    cc::atomic<int> word{0};
+    cc::latch never{1};
+  };
+  auto s = std::make_shared<shared>();
+  std::atomic<int> entered{0}, unwound{0};
+  runtime rt(cores(2));
+  rt.run([&] {
+    auto count = [&entered, &unwound](auto wait) {
+      return [&entered, &unwound, wait]() mutable {
+        try {
+          entered.fetch_add(1);
+          wait();
+        } catch (...) {
+          unwound.fetch_add(1);
+          throw;
+        }
+      };
+    };
+    cc::thread(count([s] {
+      cc::unique_lock<cc::mutex> lk(s->m);
+      s->cv.wait(lk, [] { return false; });
+    })).detach();
+    cc::thread(count([s] { s->sem.acquire(); })).detach();
+    cc::thread(count([s] { s->word.wait(0); })).detach();
+    cc::thread(count([s] { s->never.wait(); })).detach();
+    // A thread the teardown finds unstarted is dropped unrun: let each start.
+    // (Cancelled between here and its wait, it unwinds from the wait at once.)
+    while (entered.load() != 4) cc::this_thread::yield();
+  });
+  BOOST_TEST(unwound.load() == 4);
+  BOOST_TEST(s->m.try_lock());  // the cv's waiter let go of the lock as it unwound
+  s->m.unlock();
+}
+
+BOOST_AUTO_TEST_CASE(misuse_ends_the_process_with_a_line_naming_the_fiber) {
+  int status = 0;
+  std::string err = in_child(
+      [] {
+        runtime rt(cores(2));
+        rt.run([&] {
+          cc::mutex m;
+          cc::thread t([&] { m.lock(); });
+          t.join();
+          m.unlock();  // held by the thread, which ended: not ours to unlock
+        });
+      },
+      status);
+  BOOST_TEST((WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT), err);
+  BOOST_TEST(has(err, "lockstep: threads_std misuse: a mutex was unlocked by a caller that does not hold it, "
+                      "by fiber #1 'main'"),
+             err);
+
+  err = in_child(
+      [] {
+        runtime rt(cores(2));
+        rt.run([&] { cc::thread t([] {}); });  // neither joined nor detached
+      },
+      status);
+  BOOST_TEST((WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT), err);
+  BOOST_TEST(has(err, "lockstep: threads_std misuse: thread #2 'thread' was destroyed while joinable"), err);
+}
+
+BOOST_AUTO_TEST_CASE(off_the_runtimes_fibers_a_thread_cannot_start_and_a_wait_refuses) {
+  try {
+    cc::thread t([] {});
+    t.join();
+    BOOST_FAIL("a thread started off the runtime");
+  } catch (const std::logic_error& e) {
+    BOOST_TEST(has(e.what(), "lockstep::threads_std::thread called off a fiber of a lockstep::threads::runtime"),
+               e.what());
+  }
+  cc::mutex m;
+  cc::condition_variable cv;
+  cc::unique_lock<cc::mutex> lk(m);
+  try {
+    cv.wait_for(lk, 1ms);
+    BOOST_FAIL("a condition variable waited off the runtime");
+  } catch (const std::logic_error& e) {
+    BOOST_TEST(has(e.what(), "condition_variable::wait must be called on a fiber of the runtime"), e.what());
+  }
+  BOOST_TEST(lk.owns_lock());  // refused before letting go of the lock
+  // Locks, atomics and sleeps work off the fibers, as plain threads.
+  cc::atomic<int> a{1};
+  a.wait(0);
+  cc::this_thread::sleep_for(1ms);
+}
