@@ -382,9 +382,9 @@ class executor {
   /// Deterministic identity for a primitive, for traces and reports.
   std::uint64_t next_object_id() { return ++objects_; }
   /// What reports call object `id` (a sim_std primitive): its type, the
-  /// program's name for it (may be empty) and the line that created it, so a
+  /// program's name for it (may be null; copied) and the line that created it, so a
   /// deadlock names "mutex 'accounts' created at bank.cpp:12", not a number.
-  void label_object(std::uint64_t id, const char* type, std::string name, code_site created);
+  void label_object(std::uint64_t id, const char* type, const char* name, code_site created);
   /// "mutex 'accounts' created at bank.cpp:12"; empty for an unlabelled object.
   [[nodiscard]] std::string object_label(std::uint64_t id) const;
   /// An atomic's identity: its own sequence, so adding one to atomics left the

@@ -85,9 +85,18 @@ std::string listed(const std::array<fiber::operation, fiber::history_length>& hi
 }
 }  // namespace
 
-void executor::label_object(std::uint64_t id, const char* type, std::string name, code_site created) {
-  if (labels_.size() <= id) labels_.resize(static_cast<std::size_t>(id) + 1);
-  labels_[id] = labelled_object{type, std::move(name), created};
+void executor::label_object(std::uint64_t id, const char* type, const char* name, code_site created) {
+  // Ids come in order, so this appends (resize() was an out-of-line call
+  // per object, and the name a string built even when there is none).
+  while (labels_.size() <= id) labels_.emplace_back();
+  labelled_object& o = labels_[id];
+  o.type = type;
+  if (name != nullptr) {
+    o.name.assign(name);
+  } else {
+    o.name.clear();
+  }
+  o.created = created;
 }
 
 std::string executor::object_label(std::uint64_t id) const {

@@ -325,24 +325,53 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
   }
   if (o.jobs > 1) return explore_parallel(o, body, out, keep, out_of_time);
+  // Each strategy's configuration is made once; a run sets only its seed.
+  // Made and copied per run (its strings, options and their vectors), it was
+  // about a tenth of a small test's instructions per execution. A strategy
+  // that wants a sizing run is configured afresh for each seed, as its
+  // sizing run sets k or the profile.
+  struct sampled {
+    const std::string* name;
+    sim::run_config untraced;
+    bool sized;
+  };
+  std::vector<sampled> sampling;
+  for (const std::string& strategy : o.strategies) {
+    if (strategy == "dfs") continue;
+    sim::run_config c = config_for(o, strategy, o.first_seed);
+    // Explore untraced: hashing the trace doubles a small run's cost, and
+    // only a failure's record needs the hash, so a failing seed is run
+    // again with it (the trace never changes a decision).
+    c.trace = sim::trace_mode::off;
+    const bool sized = sim::needs_sizing_run(strategy, c.options);
+    sampling.push_back({&strategy, std::move(c), sized});
+  }
   for (std::uint64_t i = 0; i < o.runs; ++i) {
-    for (const std::string& strategy : o.strategies) {
-      if (strategy == "dfs") continue;
+    for (sampled& s : sampling) {
       if (out_of_time()) {
         out.out_of_time = true;
         return out;
       }
-      // k measured here, not inside the run, so the record holds the k used.
-      const sim::run_config c = with_sizing_run(config_for(o, strategy, o.first_seed + i), body);
-      // Explore untraced: hashing the trace doubles a small run's cost, and
-      // only a failure's record needs the hash, so a failing seed is run
-      // again with it (the trace never changes a decision).
-      sim::run_config fast = c;
-      fast.trace = sim::trace_mode::off;
-      const sim::run_result first = sim::run(fast, body);
+      const std::uint64_t seed = o.first_seed + i;
+      sim::run_result first;
+      sim::run_config kept;
+      if (s.sized) {
+        // k measured here, not inside the run, so the record holds the k used.
+        kept = with_sizing_run(config_for(o, *s.name, seed), body);
+        sim::run_config fast = kept;
+        fast.trace = sim::trace_mode::off;
+        first = sim::run(fast, body);
+      } else {
+        s.untraced.seed = seed;
+        first = sim::run(s.untraced, body);
+      }
       ++out.runs;
       if (first.ok()) continue;
-      keep(c, first, strategy);
+      if (!s.sized) {
+        kept = s.untraced;
+        kept.trace = sim::trace_mode::hash;
+      }
+      keep(kept, first, *s.name);
       if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
     }
   }

@@ -38,7 +38,7 @@ inline std::string object_name(const char* type, const site& created, const char
 
 /// Gives object `id` its type, name and line for the executor's reports.
 inline void label(sim::executor& ex, std::uint64_t id, const char* type, const char* name, const site& created) {
-  ex.label_object(id, type, name != nullptr ? std::string(name) : std::string(), created);
+  ex.label_object(id, type, name, created);
 }
 
 }  // namespace lockstep::sim_std::detail

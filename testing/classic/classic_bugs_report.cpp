@@ -11,11 +11,16 @@
 //                                        per strategy (results/strategies.md)
 //   classic_bugs_report --many-threads B the same for reorder(N), N setters and
 //                                        a checker, over B base seeds
+//   classic_bugs_report --many-threads-dfs  reorder(N) under dfs, preemption bounds 1
+//                                        and 2, delay bounds 1, 2 and 3
+//   classic_bugs_report --reorder-pct N B CAP  reorder(N) under pct, d = 2 and 3, over B
+//                                        base seeds, at most CAP executions each
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <utility>
@@ -147,9 +152,75 @@ int many_threads_table(std::uint64_t bases) {
   return 0;
 }
 
+/// --many-threads-dfs: reorder(N) under the bounded search, with preemption
+/// bounds 1 and 2 and with delay bounds 1, 2 and 3 (no preemption bound):
+/// the schedules it runs to the first failure (at most `cap`).
+int many_threads_dfs_table() {
+  struct bounds {
+    std::optional<std::uint32_t> preemptions, delays;
+  };
+  const std::vector<bounds> columns{{1, std::nullopt}, {2, std::nullopt}, {std::nullopt, 1}, {std::nullopt, 2},
+                                    {std::nullopt, 3}};
+  std::cout << "| setters (threads) | preemption bound 1 | preemption bound 2 | delay bound 1 | delay bound 2 | "
+               "delay bound 3 |\n|---|---:|---:|---:|---:|---:|\n";
+  for (const int setters : {2, 5, 10, 20, 50, 100}) {
+    std::cout << "| " << setters << " (" << setters + 1 << ") |";
+    for (const bounds& b : columns) {
+      lt::test_options o;
+      o.strategies = {"dfs"};
+      o.preemption_bound = b.preemptions;
+      o.delay_bound = b.delays;
+      o.max_schedules = cap;
+      o.hang_limit_s = 0;
+      o.record_dir = (std::filesystem::temp_directory_path() /
+                      ("lockstep-classic-report-" + std::to_string(::getpid()))).string();
+      const lt::explore_result r =
+          lt::explore("reorder", o, [setters](sim::runtime&) { lockstep::classic::reorder(setters, true); });
+      std::cout << " " << dfs_cell(r) << " |";
+      std::cout.flush();
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+/// --reorder-pct N B CAP: reorder(N) under pct with one and two change points
+/// (d = 2, 3), executions to the first failure (sizing runs counted) over B
+/// base seeds, at most CAP each: the 101-thread case beyond the table's cap.
+int reorder_pct(int setters, std::uint64_t bases, std::uint64_t most) {
+  std::cout << "| setters (threads) | pct, d = 2 | pct, d = 3 | cap |\n|---|---:|---:|---:|\n| " << setters << " ("
+            << setters + 1 << ") |";
+  for (const std::uint32_t depth : {2U, 3U}) {
+    std::vector<std::uint64_t> n;
+    for (std::uint64_t base = 0; base < bases; ++base) {
+      lt::test_options o;
+      o.strategies = {"pct"};
+      o.pct_depth = depth;
+      o.first_seed = base * 10'000'000 + 1;
+      o.runs = most / 2;  // each run of pct is two executions (its sizing run)
+      o.hang_limit_s = 0;
+      o.record_dir = (std::filesystem::temp_directory_path() /
+                      ("lockstep-classic-report-" + std::to_string(::getpid()))).string();
+      const lt::explore_result r =
+          lt::explore("reorder", o, [setters](sim::runtime&) { lockstep::classic::reorder(setters, true); });
+      n.push_back(r.failures.empty() ? most + 1 : 2 * r.runs);
+    }
+    std::sort(n.begin(), n.end());
+    const auto cell = [most](std::uint64_t x) { return x > most ? "> " + std::to_string(most) : std::to_string(x); };
+    std::cout << " " << cell((n[(n.size() - 1) / 2] + n[n.size() / 2]) / 2) << " (" << cell(n.back()) << ") |";
+    std::cout.flush();
+  }
+  std::cout << " " << most << " |\n";
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::uint64_t fix_runs = 1'000'000;
   if (argc == 2 && std::string(argv[1]) == "--strategies") return strategies_table();
+  if (argc == 5 && std::string(argv[1]) == "--reorder-pct") {
+    return reorder_pct(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), std::strtoull(argv[4], nullptr, 10));
+  }
+  if (argc == 2 && std::string(argv[1]) == "--many-threads-dfs") return many_threads_dfs_table();
   if (argc == 3 && std::string(argv[1]) == "--many-threads") return many_threads_table(std::strtoull(argv[2], nullptr, 10));
   if (argc == 3 && std::string(argv[1]) == "--fix-runs") fix_runs = std::strtoull(argv[2], nullptr, 10);
   std::cout << "| program | bug | default (portfolio) | random median (max) | pct median (max) | dfs | fix: "
