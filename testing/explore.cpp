@@ -313,7 +313,7 @@ explore_result explore(const std::string& test, const test_options& o, const tes
       replayed.options.decisions = found.failure->decisions;
       keep(replayed, *found.failure, "dfs");
     } else if (!found.nondeterminism.empty()) {
-      throw bad_input("dfs: " + found.nondeterminism);
+      throw nondeterministic_body(found.nondeterminism);  // it says "dfs: " itself
     } else if (found.exhausted) {
       v.verified = true;
     } else {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <iterator>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -136,8 +137,17 @@ struct explore_result {
   bool out_of_time = false;  ///< the time budget stopped it before the last seed
 };
 
+/// The dfs search found `body` not deterministic: a run with the same
+/// decisions as an earlier one saw other runnable fibers, or ended sooner (a
+/// clock, a real random source, state kept between runs). No record could
+/// replay it, so none is written; the test binary exits 4, as the CLI does.
+struct nondeterministic_body : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// Explores `body` over o.runs seeds per strategy, writing each failure's
-/// record under o.record_dir (as <test>-<strategy>-<seed>.json).
+/// record under o.record_dir (as <test>-<strategy>-<seed>.json). Throws
+/// bad_input for options it cannot honour, nondeterministic_body (above).
 explore_result explore(const std::string& test, const test_options& o, const test_body& body);
 
 struct replay_result {

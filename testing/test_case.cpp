@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "shrink.hpp"
+#include "tools/exit_codes.hpp"
 #include "watchdog.hpp"
 
 namespace lockstep::testing {
@@ -139,7 +140,7 @@ std::optional<case_outcome> replay_property_case(const std::string& test, const 
   } catch (const bad_input& e) {
     std::fprintf(stderr, "%s\n", e.what());
     std::fflush(stderr);
-    std::exit(2);
+    std::exit(cli::exit_bad_input);
   }
 }
 
@@ -157,7 +158,12 @@ case_outcome run_test_case(const std::string& test, test_options o, const test_b
     // The project's rule for bad input: one line, exit 2 (never a silent default).
     std::fprintf(stderr, "%s\n", e.what());
     std::fflush(stderr);
-    std::exit(2);
+    std::exit(cli::exit_bad_input);
+  } catch (const nondeterministic_body& e) {
+    // As the CLI: nondeterminism has an exit code of its own.
+    std::fprintf(stderr, "lockstep: %s: %s\n", test.c_str(), e.what());
+    std::fflush(stderr);
+    std::exit(cli::exit_nondeterminism);
   }
 }
 

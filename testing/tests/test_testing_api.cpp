@@ -8,7 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
 
 #include "sim/runtime.hpp"
 #include "testing/explore.hpp"
@@ -432,6 +437,58 @@ BOOST_AUTO_TEST_CASE(a_body_that_is_not_deterministic_is_named) {
   BOOST_TEST(failed.kind == sim::failure_kind::replay_divergence);
   BOOST_TEST(failed.message.find("not deterministic") != std::string::npos);
   std::filesystem::remove_all(o.record_dir);
+}
+
+// dfs finds a body that is not deterministic (only its first run starts
+// fibers: state kept between runs, so the second run ends before the
+// decisions the first one made) and says so: explore throws
+// nondeterministic_body, and a test case ends the binary with exit 4, the
+// CLI's nondeterminism code, in one line, writing no record. (A run that
+// meets other runnable fibers at a decision fails instead, with the same
+// words, as a failure whose record names the divergence.)
+BOOST_AUTO_TEST_CASE(dfs_names_a_body_that_is_not_deterministic_and_a_test_case_exits_4) {
+  static int runs = 0;
+  const lt::test_body drifting = [](sim::runtime& rt) {
+    if (runs++ != 0) return;
+    std::vector<sim::task> ts;
+    for (std::uint32_t i = 0; i < 2; ++i) ts.push_back(rt.spawn_on(i, "f", [&rt] { rt.yield_now(); }));
+    for (sim::task& t : ts) t.join();
+  };
+  const std::string dir = temp_dir("dfs_drift");
+  lt::test_options o = options_in(dir);
+  o.strategies = {"dfs"};
+  runs = 0;
+  BOOST_CHECK_EXCEPTION(lt::explore("drift", o, drifting), lt::nondeterministic_body, [](const auto& e) {
+    BOOST_TEST_MESSAGE(e.what());
+    return std::string(e.what()).rfind("dfs: a run ended after 0 decisions, where an earlier run", 0) == 0 &&
+           std::string(e.what()).find("not deterministic") != std::string::npos;
+  });
+  BOOST_TEST(!std::filesystem::exists(dir + "/drift-dfs-1.json"));
+
+  int err[2];
+  BOOST_REQUIRE(::pipe(err) == 0);
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  BOOST_REQUIRE(child >= 0);
+  if (child == 0) {
+    ::dup2(err[1], 2);
+    ::close(err[0]);
+    runs = 0;
+    (void)lt::run_test_case("drift", o, drifting, "./t --run_test=drift");
+    std::_Exit(0);  // not reached: exit 4
+  }
+  ::close(err[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  BOOST_REQUIRE(::waitpid(child, &status, 0) == child);
+  BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 4), text);
+  BOOST_TEST(text.rfind("lockstep: drift: dfs: a run ended", 0) == 0, text);
+  BOOST_TEST(text.find("not deterministic") != std::string::npos, text);
+  BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 1, text);
+  std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(dfs_verifies_the_fixed_test_and_records_the_buggy_ones_schedule) {
