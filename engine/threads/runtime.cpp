@@ -212,33 +212,75 @@ void runtime::wait_watched(std::unique_lock<std::mutex>& hold, const std::functi
   const auto timers_pending = [&] {
     return std::any_of(schedulers_.begin(), schedulers_.end(), [](const auto& s) { return s->timers_pending(); });
   };
+  // And per core: one fiber running the whole limit without switching out
+  // is reported even while other cores make progress or wait for a timer
+  // (a fiber that never reaches an await point, beside a periodic timer).
+  struct core_look {
+    std::uint64_t resumes = 0;
+    std::uint64_t running = 0;
+    std::int64_t since = 0;
+  };
+  std::vector<core_look> cores(schedulers_.size());
+  const auto look_at_cores = [&](std::int64_t now) -> const detail::scheduler* {
+    const detail::scheduler* busy = nullptr;
+    for (std::size_t i = 0; i < schedulers_.size(); ++i) {
+      const detail::scheduler& s = *schedulers_[i];
+      const core_look seen_now{s.resumes(), s.running_fiber(), now};
+      core_look& c = cores[i];
+      if (seen_now.running == 0 || seen_now.resumes != c.resumes || seen_now.running != c.running) {
+        c = seen_now;
+      } else if (now - c.since >= limit && busy == nullptr) {
+        busy = &s;
+      }
+    }
+    return busy;
+  };
   std::uint64_t seen = progress();
   std::int64_t since = detail::steady_now();
+  (void)look_at_cores(since);
   while (!done()) {
     changed_.wait_for(hold, look_every);
     if (done()) return;
     const std::uint64_t now_seen = progress();
     const std::int64_t now = detail::steady_now();
+    if (const detail::scheduler* busy = look_at_cores(now)) {
+      char head[256];
+      std::snprintf(head, sizeof head,
+                    "lockstep: threads::runtime stalled: fiber #%llu has run on core %u for %.1f s without "
+                    "reaching an await point (a busy loop, a real blocking call?); its live fibers:\n",
+                    static_cast<unsigned long long>(busy->running_fiber()), busy->core(),
+                    static_cast<double>(now - cores[busy->core()].since) / 1e9);
+      hold.unlock();
+      report_stall(head);
+      hold.lock();
+      seen = progress();
+      since = detail::steady_now();
+      (void)look_at_cores(since);
+      for (core_look& c : cores) c.since = since;
+      continue;
+    }
     if (now_seen != seen || timers_pending()) {
       seen = now_seen;
       since = now;
       continue;
     }
     if (now - since < limit) continue;
+    char head[256];
+    std::snprintf(head, sizeof head,
+                  "lockstep: threads::runtime stalled: no fiber resumed for %.1f s and no timed wait pending (a lost "
+                  "wake-up, a deadlock, a fiber that never reaches an await point?); its live fibers:\n",
+                  static_cast<double>(now - since) / 1e9);
     hold.unlock();
-    report_stall(now - since);
+    report_stall(head);
     hold.lock();
     seen = progress();
     since = detail::steady_now();
+    (void)look_at_cores(since);
+    for (core_look& c : cores) c.since = since;
   }
 }
 
-void runtime::report_stall(std::int64_t stalled_ns) {
-  char head[256];
-  std::snprintf(head, sizeof head,
-                "lockstep: threads::runtime stalled: no fiber resumed for %.1f s and no timed wait pending (a lost "
-                "wake-up, a deadlock, a fiber that never reaches an await point?); its live fibers:\n",
-                static_cast<double>(stalled_ns) / 1e9);
+void runtime::report_stall(const char* head) {
   std::string report = head;
   for (const auto& s : schedulers_) s->request_report();
   const auto answer_by = std::chrono::steady_clock::now() + std::chrono::seconds(1);

@@ -106,12 +106,13 @@ struct runtime_config {
   /// The stall watchdog, off at 0. While run() waits (for main, then for the
   /// teardown), a run in which no fiber is resumed on any core for this
   /// long, with no timed wait pending, has stalled: a lost wake-up, a
-  /// deadlock, or a fiber that runs without reaching an await point (while
-  /// no timed wait is pending). Each core then lists its live fibers and what
-  /// each waits in (a core that does not answer within a second is running
-  /// such a fiber, named by its id), and on_stall gets that report. A run
-  /// that only waits for a timer, or whose fibers keep yielding, has not
-  /// stalled. When this is 0 the environment's LOCKSTEP_STALL_LIMIT_S (seconds,
+  /// deadlock, or a fiber that runs without reaching an await point. A core
+  /// that runs one fiber for this long without switching out has stalled
+  /// too, whatever the other cores do (a busy loop beside a periodic
+  /// timer). Each core then lists its live fibers and what each waits in (a
+  /// core that does not answer within a second is running such a fiber,
+  /// named by its id), and on_stall gets that report. A run that only waits
+  /// for a timer, or whose fibers keep yielding, has not stalled. When this is 0 the environment's LOCKSTEP_STALL_LIMIT_S (seconds,
   /// a decimal number above 0) sets it: a test binary is watched without a
   /// change to its code. Negative, or past an hour, is refused.
   std::int64_t stall_limit_ns = 0;
@@ -220,7 +221,8 @@ class runtime {
   /// run()'s waits: for `done` (under mu_), watched for stalls when the
   /// watchdog is on (runtime_config::stall_limit_ns).
   void wait_watched(std::unique_lock<std::mutex>& hold, const std::function<bool()>& done);
-  void report_stall(std::int64_t stalled_ns);
+  /// Collects every core's live fibers under `head`, then on_stall (or stderr and exit 3).
+  void report_stall(const char* head);
 
   runtime_config config_;
   std::vector<std::unique_ptr<detail::scheduler>> schedulers_;

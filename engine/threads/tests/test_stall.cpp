@@ -147,6 +147,37 @@ BOOST_AUTO_TEST_CASE(a_fiber_that_never_reaches_an_await_point_is_named_by_its_c
   BOOST_TEST(has(reports.front(), "core 0: fiber #1 'main' waits in task::join"), reports.front());
 }
 
+BOOST_AUTO_TEST_CASE(a_busy_fiber_is_named_even_while_another_core_waits_for_timers) {
+  // Core 0 keeps a timer pending and keeps resuming a fiber (a periodic
+  // sleeper): the run as a whole is not stalled, but core 1 runs one fiber
+  // the whole limit without switching out.
+  std::vector<std::string> reports;
+  runtime_config c = watched(200 * ms);
+  c.timer_resolution_ns = 0;
+  std::atomic<bool> release{false};
+  c.on_stall = [&](const std::string& report) {
+    reports.push_back(report);
+    release.store(true);
+  };
+  runtime rt(c);
+  rt.run([&] {
+    runtime::task ticker = rt.spawn_on(0, "ticker", [&] {
+      while (!release.load()) rt.sleep_for(5 * ms);
+    });
+    runtime::task busy = rt.spawn_on(1, "busy", [&] {
+      while (!release.load()) {
+      }  // no await point: only the watchdog's handler ends it
+    });
+    busy.join();
+    ticker.join();
+  });
+  BOOST_REQUIRE_EQUAL(reports.size(), 1U);
+  const std::string& r = reports.front();
+  BOOST_TEST(has(r, "lockstep: threads::runtime stalled: fiber #3 has run on core 1 for "), r);
+  BOOST_TEST(has(r, "without reaching an await point (a busy loop, a real blocking call?)"), r);
+  BOOST_TEST(has(r, "core 1: did not answer within a second: fiber #3 runs without reaching an await point"), r);
+}
+
 BOOST_AUTO_TEST_CASE(limits_out_of_range_are_refused) {
   BOOST_CHECK_THROW(runtime{watched(-1)}, std::invalid_argument);
   BOOST_CHECK_THROW(runtime{watched(3'600'000'000'001)}, std::invalid_argument);
