@@ -270,6 +270,47 @@ BOOST_AUTO_TEST_CASE(call_once_tries_again_after_a_throw_and_waiters_park) {
   });
 }
 
+BOOST_AUTO_TEST_CASE(condition_variable_any_waits_with_any_lock_and_the_rest_of_the_names_work) {
+  runtime rt(cores(2));
+  rt.run([&] {
+    // condition_variable_any with a lock on a shared_mutex.
+    cc::shared_mutex rw;
+    cc::condition_variable_any cv;
+    int stage = 0;
+    cc::thread t([&] {
+      cc::unique_lock<cc::shared_mutex> lk(rw);
+      cv.wait(lk, [&] { return stage == 1; });
+      stage = 2;
+      cv.notify_all();
+    });
+    {
+      cc::unique_lock<cc::shared_mutex> lk(rw);
+      stage = 1;
+      cv.notify_one();
+      BOOST_TEST(cv.wait_for(lk, 5s, [&] { return stage == 2; }));
+    }
+    t.join();
+    // recursive_timed_mutex: its holder takes it again; another times out.
+    cc::recursive_timed_mutex rtm;
+    rtm.lock();
+    BOOST_TEST(rtm.try_lock_for(1ms));
+    bool other_got = true;
+    cc::thread u([&] { other_got = rtm.try_lock_for(2ms); });
+    u.join();
+    BOOST_TEST(!other_got);
+    rtm.unlock();
+    rtm.unlock();
+    // binary_semaphore hand-off, sleep_until on the steady clock.
+    cc::binary_semaphore ready(0);
+    cc::thread v([&] { ready.release(); });
+    ready.acquire();
+    v.join();
+    const auto until = cc::chrono::steady_clock::now() + 2ms;
+    cc::this_thread::sleep_until(until);
+    BOOST_TEST((cc::chrono::steady_clock::now() >= until));
+  });
+}
+
 BOOST_AUTO_TEST_CASE(the_teardown_cancels_threads_parked_in_these_waits) {
   // Detached threads left waiting when main returns: the teardown unwinds
   // each (its lock taken again first), so run() returns.
