@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -221,42 +222,49 @@ void runtime::wait_watched(std::unique_lock<std::mutex>& hold, const std::functi
     std::int64_t since = 0;
   };
   std::vector<core_look> cores(schedulers_.size());
-  const auto look_at_cores = [&](std::int64_t now) -> const detail::scheduler* {
-    const detail::scheduler* busy = nullptr;
+  // The index of a core that has run one fiber the whole limit, if any.
+  const auto look_at_cores = [&](std::int64_t now) -> std::optional<std::size_t> {
+    std::optional<std::size_t> busy;
     for (std::size_t i = 0; i < schedulers_.size(); ++i) {
       const detail::scheduler& s = *schedulers_[i];
       const core_look seen_now{s.resumes(), s.running_fiber(), now};
       core_look& c = cores[i];
       if (seen_now.running == 0 || seen_now.resumes != c.resumes || seen_now.running != c.running) {
         c = seen_now;
-      } else if (now - c.since >= limit && busy == nullptr) {
-        busy = &s;
+      } else if (now - c.since >= limit && !busy) {
+        busy = i;
       }
     }
     return busy;
   };
-  std::uint64_t seen = progress();
-  std::int64_t since = detail::steady_now();
-  (void)look_at_cores(since);
+  std::uint64_t seen = 0;
+  std::int64_t since = 0;
+  const auto start_watching = [&] {
+    seen = progress();
+    since = detail::steady_now();
+    (void)look_at_cores(since);
+    for (core_look& c : cores) c.since = since;
+  };
+  const auto report = [&](const char* head) {
+    hold.unlock();
+    report_stall(head);
+    hold.lock();
+    start_watching();  // after a report (a handler may have ended the stall), from scratch
+  };
+  start_watching();
+  char head[256];
   while (!done()) {
     changed_.wait_for(hold, look_every);
     if (done()) return;
     const std::uint64_t now_seen = progress();
     const std::int64_t now = detail::steady_now();
-    if (const detail::scheduler* busy = look_at_cores(now)) {
-      char head[256];
+    if (const std::optional<std::size_t> busy = look_at_cores(now)) {
       std::snprintf(head, sizeof head,
-                    "lockstep: threads::runtime stalled: fiber #%llu has run on core %u for %.1f s without "
+                    "lockstep: threads::runtime stalled: fiber #%llu has run on core %zu for %.1f s without "
                     "reaching an await point (a busy loop, a real blocking call?); its live fibers:\n",
-                    static_cast<unsigned long long>(busy->running_fiber()), busy->core(),
-                    static_cast<double>(now - cores[busy->core()].since) / 1e9);
-      hold.unlock();
-      report_stall(head);
-      hold.lock();
-      seen = progress();
-      since = detail::steady_now();
-      (void)look_at_cores(since);
-      for (core_look& c : cores) c.since = since;
+                    static_cast<unsigned long long>(cores[*busy].running), *busy,
+                    static_cast<double>(now - cores[*busy].since) / 1e9);
+      report(head);
       continue;
     }
     if (now_seen != seen || timers_pending()) {
@@ -265,18 +273,11 @@ void runtime::wait_watched(std::unique_lock<std::mutex>& hold, const std::functi
       continue;
     }
     if (now - since < limit) continue;
-    char head[256];
     std::snprintf(head, sizeof head,
                   "lockstep: threads::runtime stalled: no fiber resumed for %.1f s and no timed wait pending (a lost "
                   "wake-up, a deadlock, a fiber that never reaches an await point?); its live fibers:\n",
                   static_cast<double>(now - since) / 1e9);
-    hold.unlock();
-    report_stall(head);
-    hold.lock();
-    seen = progress();
-    since = detail::steady_now();
-    (void)look_at_cores(since);
-    for (core_look& c : cores) c.since = since;
+    report(head);
   }
 }
 
