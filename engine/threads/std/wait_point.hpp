@@ -50,13 +50,21 @@ class wait_point {
   /// std::logic_error (before calling release).
   template <class Release>
   waited wait(const char* what, Release&& release, std::optional<std::int64_t> deadline) {
-    td::waiter& w = td::fresh_waiter(what);
-    w.self = td::this_fiber();
+    (void)td::fresh_waiter(what);  // refuses off a fiber
+    td::fiber* const self = td::this_fiber();
+    // Its own record, not the fiber's: release() may park the fiber on
+    // another primitive (condition_variable_any's lock may be a shared_mutex,
+    // whose unlock can wait for its inner lock), which reuses the fiber's
+    // record while this one is listed here. A notify that lands meanwhile
+    // only cuts that other wait short (each primitive looks again when woken).
+    td::waiter w;
+    w.self = self;
     {
       std::lock_guard<td::lock_t> hold(mu_);
       waiters_.push_back(w);
     }
     const bool still = release();
+    self->wait_what = what;  // for the stall report, whatever release() waited in
     std::unique_lock<td::lock_t> hold(mu_);
     td::wake_reason why = td::wake_reason::notified;
     if (w.linked && still) why = td::suspend(&hold, deadline, td::cancellable);

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "engine/threads/runtime.hpp"
 #include "engine/threads/std.hpp"
@@ -308,6 +309,55 @@ BOOST_AUTO_TEST_CASE(condition_variable_any_waits_with_any_lock_and_the_rest_of_
     const auto until = cc::chrono::steady_clock::now() + 2ms;
     cc::this_thread::sleep_until(until);
     BOOST_TEST((cc::chrono::steady_clock::now() >= until));
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_lock_whose_unlock_parks_does_not_lose_the_condition_variables_waiters) {
+  // condition_variable_any releases the caller's lock after listing the
+  // waiter; that unlock may park the fiber on another primitive (here a
+  // notify), which must not disturb the condition variable's list: the
+  // waiter behind it must still be woken, and so must it. (The version that
+  // listed the fiber's own wait record, which the notify's wait then reused,
+  // happened to survive this order too: the record in two lists at once is
+  // what wait_point.hpp now rules out, not something this order shows.)
+  runtime rt(cores(2));
+  rt.run([&] {
+    runtime::notify go(rt);
+    struct parking_lock {
+      cc::mutex m;
+      runtime::notify* go;
+      bool park_once = true;
+      void lock() { m.lock(); }
+      void unlock() {
+        m.unlock();
+        if (std::exchange(park_once, false)) go->notified();
+      }
+    } pl{{}, &go};
+    cc::mutex m2;
+    cc::condition_variable_any cv;
+    bool first_woke = false, second_woke = false, flag = false;
+    auto first = rt.spawn_on(1, "first", [&] {
+      std::unique_lock<parking_lock> lk(pl);
+      cv.wait(lk);  // listed, then parked in go.notified() by the unlock
+      first_woke = true;
+    });
+    until_parked(rt, first);
+    auto second = rt.spawn_on(1, "second", [&] {
+      cc::unique_lock<cc::mutex> lk(m2);
+      cv.wait(lk, [&] { return flag; });  // listed behind the first
+      second_woke = true;
+    });
+    until_parked(rt, second);
+    {
+      cc::lock_guard<cc::mutex> g(m2);
+      flag = true;
+    }
+    cv.notify_all();
+    go.notify_one();
+    first.join();
+    second.join();
+    BOOST_TEST(first_woke);
+    BOOST_TEST(second_woke);
   });
 }
 
