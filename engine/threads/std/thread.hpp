@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -70,7 +71,12 @@ class thread {
   thread(const thread&) = delete;
   thread& operator=(const thread&) = delete;
   ~thread() {
-    if (joinable()) detail::misuse("thread " + label() + " was destroyed while joinable (neither joined nor detached)");
+    // Unwinding (the runtime's teardown cancelling the fiber that owns this
+    // thread, or an exception already in flight): let it go, detached, as
+    // ending the process there would hide the first failure.
+    if (joinable() && std::uncaught_exceptions() == 0) {
+      detail::misuse("thread " + label() + " was destroyed while joinable (neither joined nor detached)");
+    }
   }
 
   [[nodiscard]] bool joinable() const noexcept { return id_ != 0; }
@@ -81,13 +87,14 @@ class thread {
     if (me != nullptr && me->id == id_) {
       throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur), "thread::join");
     }
-    if (me == nullptr) {
-      while (!task_.finished()) std::this_thread::yield();
-    } else {
-      task_.join();
-    }
-    task_ = threads::task();
+    // Joined from here on, even if this join is cancelled by the teardown.
+    threads::task joined = std::exchange(task_, threads::task());
     id_ = 0;
+    if (me == nullptr) {
+      while (!joined.finished()) std::this_thread::yield();
+    } else {
+      joined.join();
+    }
   }
   void detach() {
     if (!joinable()) throw std::system_error(std::make_error_code(std::errc::invalid_argument), "thread::detach");
