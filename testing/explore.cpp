@@ -341,9 +341,12 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     sim::run_config c = config_for(o, strategy, o.first_seed);
     // Explore untraced: hashing the trace doubles a small run's cost, and
     // only a failure's record needs the hash, so a failing seed is run
-    // again with it (the trace never changes a decision).
+    // again with it (the trace never changes a decision). Nor are the
+    // decisions listed (an allocation a run): a failing seed is run again
+    // with them, for the record and the determinism check.
     c.trace = sim::trace_mode::off;
     const bool sized = sim::needs_sizing_run(strategy, c.options);
+    if (!sized) c.record_decisions = false;
     sampling.push_back({&strategy, std::move(c), sized});
   }
   for (std::uint64_t i = 0; i < o.runs; ++i) {
@@ -353,25 +356,29 @@ explore_result explore(const std::string& test, const test_options& o, const tes
         return out;
       }
       const std::uint64_t seed = o.first_seed + i;
-      sim::run_result first;
-      sim::run_config kept;
       if (s.sized) {
         // k measured here, not inside the run, so the record holds the k used.
-        kept = with_sizing_run(config_for(o, *s.name, seed), body);
-        sim::run_config fast = kept;
+        const sim::run_config c = with_sizing_run(config_for(o, *s.name, seed), body);
+        sim::run_config fast = c;
         fast.trace = sim::trace_mode::off;
-        first = sim::run(fast, body);
+        const sim::run_result first = sim::run(fast, body);
+        ++out.runs;
+        if (first.ok()) continue;
+        keep(c, first, *s.name);
       } else {
         s.untraced.seed = seed;
-        first = sim::run(s.untraced, body);
+        const sim::run_result first = sim::run(s.untraced, body);
+        ++out.runs;
+        if (first.ok()) continue;
+        sim::run_config c = s.untraced;
+        c.record_decisions = true;
+        // The same run with its decisions listed; one that no longer fails
+        // the same way leaves `first` (no decisions) to the determinism check.
+        const sim::run_result listed = sim::run(c, body);
+        const bool same = listed.failed && listed.failed->kind == first.failed->kind;
+        c.trace = sim::trace_mode::hash;  // the record's run, as config_for makes it
+        keep(c, same ? listed : first, *s.name);
       }
-      ++out.runs;
-      if (first.ok()) continue;
-      if (!s.sized) {
-        kept = s.untraced;
-        kept.trace = sim::trace_mode::hash;
-      }
-      keep(kept, first, *s.name);
       if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
     }
   }
