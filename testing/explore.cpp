@@ -345,10 +345,21 @@ explore_result explore(const std::string& test, const test_options& o, const tes
     // decisions listed (an allocation a run): a failing seed is run again
     // with them, for the record and the determinism check.
     c.trace = sim::trace_mode::off;
+    c.record_decisions = false;
     const bool sized = sim::needs_sizing_run(strategy, c.options);
-    if (!sized) c.record_decisions = false;
     sampling.push_back({&strategy, std::move(c), sized});
   }
+  // A failing seed: the same run again with its decisions listed (`listed`
+  // is the run's configuration, untraced, decisions on); one that no longer
+  // fails the same way leaves `first` (no decisions) to keep's determinism
+  // check. The record's configuration is `listed` traced, as config_for
+  // makes it.
+  const auto keep_failing = [&](sim::run_config listed, const sim::run_result& first, const std::string& strategy) {
+    const sim::run_result again = sim::run(listed, body);
+    const bool same = again.failed && again.failed->kind == first.failed->kind;
+    listed.trace = sim::trace_mode::hash;
+    keep(listed, same ? again : first, strategy);
+  };
   for (std::uint64_t i = 0; i < o.runs; ++i) {
     for (sampled& s : sampling) {
       if (out_of_time()) {
@@ -358,13 +369,14 @@ explore_result explore(const std::string& test, const test_options& o, const tes
       const std::uint64_t seed = o.first_seed + i;
       if (s.sized) {
         // k measured here, not inside the run, so the record holds the k used.
-        const sim::run_config c = with_sizing_run(config_for(o, *s.name, seed), body);
-        sim::run_config fast = c;
-        fast.trace = sim::trace_mode::off;
-        const sim::run_result first = sim::run(fast, body);
+        sim::run_config c = with_sizing_run(config_for(o, *s.name, seed), body);
+        c.trace = sim::trace_mode::off;
+        c.record_decisions = false;
+        const sim::run_result first = sim::run(c, body);
         ++out.runs;
         if (first.ok()) continue;
-        keep(c, first, *s.name);
+        c.record_decisions = true;
+        keep_failing(std::move(c), first, *s.name);
       } else {
         s.untraced.seed = seed;
         const sim::run_result first = sim::run(s.untraced, body);
@@ -372,12 +384,7 @@ explore_result explore(const std::string& test, const test_options& o, const tes
         if (first.ok()) continue;
         sim::run_config c = s.untraced;
         c.record_decisions = true;
-        // The same run with its decisions listed; one that no longer fails
-        // the same way leaves `first` (no decisions) to the determinism check.
-        const sim::run_result listed = sim::run(c, body);
-        const bool same = listed.failed && listed.failed->kind == first.failed->kind;
-        c.trace = sim::trace_mode::hash;  // the record's run, as config_for makes it
-        keep(c, same ? listed : first, *s.name);
+        keep_failing(std::move(c), first, *s.name);
       }
       if (o.stop_after != 0 && out.failures.size() >= o.stop_after) return out;
     }
