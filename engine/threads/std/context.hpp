@@ -4,7 +4,6 @@
 // process with one line that names the fiber, never silently.
 #pragma once
 
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -44,8 +43,5 @@ inline std::string caller_label() {
   std::fflush(stderr);
   std::abort();
 }
-
-/// steady_clock in integer ns, the clock of the runtime's timed waits.
-inline std::int64_t now_ns() { return td::steady_now(); }
 
 }  // namespace lockstep::threads_std::detail
