@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -214,15 +215,42 @@ int reorder_pct(int setters, std::uint64_t bases, std::uint64_t most) {
   return 0;
 }
 
+namespace {
+
+/// argv[i] as a whole number in [lo, hi]; otherwise one line naming the
+/// argument and what was expected, and exit 2 (a median of no seeds, or a
+/// run of no setters, is never measured).
+std::uint64_t count_arg(char** argv, int i, const char* name, std::uint64_t lo, std::uint64_t hi) {
+  const std::string text = argv[i];
+  std::size_t used = 0;
+  std::uint64_t v = 0;
+  try {
+    v = text.empty() || text[0] == '-' ? 0 : std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || v < lo || v > hi) {
+    std::cerr << "classic_bugs_report: " << argv[1] << " " << name << " \"" << text << "\": expected a whole number from "
+              << lo << " to " << hi << "\n";
+    std::exit(2);
+  }
+  return v;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::uint64_t fix_runs = 1'000'000;
   if (argc == 2 && std::string(argv[1]) == "--strategies") return strategies_table();
   if (argc == 5 && std::string(argv[1]) == "--reorder-pct") {
-    return reorder_pct(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), std::strtoull(argv[4], nullptr, 10));
+    return reorder_pct(static_cast<int>(count_arg(argv, 2, "N (setters)", 1, 1000)),
+                       count_arg(argv, 3, "B (base seeds)", 1, 1000), count_arg(argv, 4, "CAP", 2, 100'000'000));
   }
   if (argc == 2 && std::string(argv[1]) == "--many-threads-dfs") return many_threads_dfs_table();
-  if (argc == 3 && std::string(argv[1]) == "--many-threads") return many_threads_table(std::strtoull(argv[2], nullptr, 10));
-  if (argc == 3 && std::string(argv[1]) == "--fix-runs") fix_runs = std::strtoull(argv[2], nullptr, 10);
+  if (argc == 3 && std::string(argv[1]) == "--many-threads") {
+    return many_threads_table(count_arg(argv, 2, "B (base seeds)", 1, 1000));
+  }
+  if (argc == 3 && std::string(argv[1]) == "--fix-runs") fix_runs = count_arg(argv, 2, "N", 1, 100'000'000);
   std::cout << "| program | bug | default (portfolio) | random median (max) | pct median (max) | dfs | fix: "
             << fix_runs << " runs | fix: dfs |\n|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& p : lockstep::classic::classic_programs()) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../../runtime.hpp"  // deadline_after
+#include "../scheduler.hpp"    // steady_now
 
 namespace lockstep::threads_std::chrono {
 
@@ -26,9 +27,7 @@ std::int64_t deadline_at(const std::chrono::time_point<std::chrono::steady_clock
 template <class Rep, class Period>
 std::int64_t deadline_in(const std::chrono::duration<Rep, Period>& d) {
   const auto ns = std::chrono::ceil<std::chrono::nanoseconds>(d).count();
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
+  const std::int64_t now = threads::detail::steady_now();
   return ns <= 0 ? now : lockstep::deadline_after(now, static_cast<std::int64_t>(ns));
 }
 

@@ -53,11 +53,12 @@ class monitor {
     } wake{changed_};
     return change();
   }
-  /// Calls `read()` under the lock.
-  template <class Read>
-  auto read(Read read) {
+  /// Calls `f()` under the lock and wakes no one: a look at the state, or a
+  /// try that takes without freeing anything (try_lock, try_acquire).
+  template <class F>
+  auto under_lock(F f) {
     std::lock_guard<threads::mutex> hold(m_);
-    return read();
+    return f();
   }
 
  private:

@@ -72,7 +72,7 @@ class monitor_mutex {
   }
   void lock() { state_.acquire(kind(), [this] { return take(); }); }
   bool try_lock() {
-    return state_.read([this] { return take(); });
+    return state_.under_lock([this] { return take(); });
   }
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& d)

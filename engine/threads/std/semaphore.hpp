@@ -38,7 +38,7 @@ class counting_semaphore {
   }
   void acquire() { state_.acquire("counting_semaphore::acquire", [this] { return take(); }); }
   bool try_acquire() noexcept {
-    return state_.read([this] { return take(); });
+    return state_.under_lock([this] { return take(); });
   }
   template <class Rep, class Period>
   bool try_acquire_for(const std::chrono::duration<Rep, Period>& d) {
@@ -79,7 +79,7 @@ class latch {
     if (!fits) detail::misuse("latch::count_down(" + std::to_string(n) + ") below zero");
   }
   [[nodiscard]] bool try_wait() const noexcept {
-    return state_.read([this] { return count_ == 0; });
+    return state_.under_lock([this] { return count_ == 0; });
   }
   void wait() const {
     state_.acquire("latch::wait", [this] { return count_ == 0; });

@@ -30,7 +30,7 @@ class shared_mutex_of {
 
   void lock() { (void)lock_until(std::nullopt); }
   bool try_lock() {
-    return state_.read([this] { return take_exclusive(); });
+    return state_.under_lock([this] { return take_exclusive(); });
   }
   void unlock() {
     const bool held = state_.update([this] {
@@ -43,7 +43,7 @@ class shared_mutex_of {
   }
   void lock_shared() { state_.acquire("shared_mutex::lock_shared", [this] { return take_shared(); }); }
   bool try_lock_shared() {
-    return state_.read([this] { return take_shared(); });
+    return state_.under_lock([this] { return take_shared(); });
   }
   void unlock_shared() {
     const bool held = state_.update([this] {

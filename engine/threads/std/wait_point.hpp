@@ -50,8 +50,7 @@ class wait_point {
   /// std::logic_error (before calling release).
   template <class Release>
   waited wait(const char* what, Release&& release, std::optional<std::int64_t> deadline) {
-    (void)td::fresh_waiter(what);  // refuses off a fiber
-    td::fiber* const self = td::this_fiber();
+    td::fiber* const self = &td::require_fiber(what);  // refuses off a fiber
     // Its own record, not the fiber's: release() may park the fiber on
     // another primitive (condition_variable_any's lock may be a shared_mutex,
     // whose unlock can wait for its inner lock), which reuses the fiber's

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +40,21 @@ runtime_config watched(std::int64_t limit_ns) {
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// A stall handler that keeps each report and sets `release`, which ends spin_until.
+std::function<void(const std::string&)> keep_and_release(std::vector<std::string>& reports,
+                                                         std::atomic<bool>& release) {
+  return [&reports, &release](const std::string& report) {
+    reports.push_back(report);
+    release.store(true);
+  };
+}
+
+/// A busy loop with no await point: only the watchdog's handler ends it.
+void spin_until(const std::atomic<bool>& release) {
+  while (!release.load()) {
+  }
+}
 
 }  // namespace
 
@@ -129,16 +145,10 @@ BOOST_AUTO_TEST_CASE(a_fiber_that_never_reaches_an_await_point_is_named_by_its_c
   std::vector<std::string> reports;
   runtime_config c = watched(100 * ms);
   std::atomic<bool> release{false};
-  c.on_stall = [&](const std::string& report) {
-    reports.push_back(report);
-    release.store(true);
-  };
+  c.on_stall = keep_and_release(reports, release);
   runtime rt(c);
   rt.run([&] {
-    runtime::task busy = rt.spawn_on(1, "busy", [&] {
-      while (!release.load()) {
-      }  // no await point: only the watchdog's handler ends it
-    });
+    runtime::task busy = rt.spawn_on(1, "busy", [&] { spin_until(release); });
     busy.join();
   });
   BOOST_REQUIRE_EQUAL(reports.size(), 1U);
@@ -155,19 +165,13 @@ BOOST_AUTO_TEST_CASE(a_busy_fiber_is_named_even_while_another_core_waits_for_tim
   runtime_config c = watched(200 * ms);
   c.timer_resolution_ns = 0;
   std::atomic<bool> release{false};
-  c.on_stall = [&](const std::string& report) {
-    reports.push_back(report);
-    release.store(true);
-  };
+  c.on_stall = keep_and_release(reports, release);
   runtime rt(c);
   rt.run([&] {
     runtime::task ticker = rt.spawn_on(0, "ticker", [&] {
       while (!release.load()) rt.sleep_for(5 * ms);
     });
-    runtime::task busy = rt.spawn_on(1, "busy", [&] {
-      while (!release.load()) {
-      }  // no await point: only the watchdog's handler ends it
-    });
+    runtime::task busy = rt.spawn_on(1, "busy", [&] { spin_until(release); });
     busy.join();
     ticker.join();
   });
