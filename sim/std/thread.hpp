@@ -133,3 +133,13 @@ inline thread::id current_id() {
 }
 
 }  // namespace lockstep::sim_std
+
+/// As std::thread::id has: ids key unordered containers. The hash is the
+/// fiber's number itself, the same on every replay and with every standard
+/// library, so a container keyed by thread ids iterates in the same order
+/// run after run (its order still depends on the library's bucket scheme).
+template <>
+struct std::hash<lockstep::sim_std::thread::id> {  // determinism-rules: allow (a specialisation, no std hash used)
+  using id = lockstep::sim_std::thread::id;          // determinism-rules: allow (sim_std's thread, not std's)
+  std::size_t operator()(id i) const noexcept { return i.value(); }
+};

@@ -7,6 +7,8 @@
 //
 // No include guard: meant to be included once per namespace.
 
+#include <unordered_set>
+
 namespace LOCKSTEP_PROGRAMS {
 
 namespace cc = LOCKSTEP_STD_NS;
@@ -110,8 +112,8 @@ inline void lazy_singleton() {
 
 /// The other primitives in correct use: a latch, a barrier, a semaphore, a
 /// shared mutex, a recursive and a timed mutex, lock and try_lock over two
-/// mutexes, atomic wait/notify, an atomic_flag spin lock and sleeps on the
-/// steady clock.
+/// mutexes, atomic wait/notify, an atomic_flag spin lock, sleeps on the
+/// steady clock and thread ids in an unordered set.
 inline void toolbox() {
   constexpr int n = 3;
   cc::latch started(n);
@@ -168,6 +170,8 @@ inline void toolbox() {
     turns.notify_all();
   };
   cc::thread t0(worker, 1), t1(worker, 2), t2(worker, 3);
+  const std::unordered_set<cc::thread::id> ids{t0.get_id(), t1.get_id(), t2.get_id(), cc::this_thread::get_id()};
+  require(ids.size() == n + 1 && ids.count(cc::thread::id()) == 0, "toolbox: two threads share an id");
   for (int seen = turns.load(); seen != n; seen = turns.load()) turns.wait(seen);
   t0.join();
   t1.join();

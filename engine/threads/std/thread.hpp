@@ -168,3 +168,11 @@ void sleep_for(const std::chrono::duration<Rep, Period>& d) {
 }  // namespace this_thread
 
 }  // namespace lockstep::threads_std
+
+/// As std::thread::id has: ids key unordered containers (the fiber's number).
+template <>
+struct std::hash<lockstep::threads_std::thread::id> {
+  std::size_t operator()(lockstep::threads_std::thread::id i) const noexcept {
+    return static_cast<std::size_t>(i.value());
+  }
+};
