@@ -372,6 +372,10 @@ class executor {
   void wake(fiber& f, wake_reason reason, bool orders = true);
   /// Wakes the first fiber of `q`, if any; true when one was woken.
   bool wake_one(wait_queue& q, bool orders = true);
+  /// Wakes one fiber of `q` that the strategy chooses (choose(size, what)),
+  /// not necessarily the first: for primitives whose standard leaves open
+  /// which waiter a notify unblocks. True when one was woken.
+  bool wake_chosen(wait_queue& q, const char* what, bool orders = true);
   void wake_all(wait_queue& q, bool orders = true);
   /// Requests cancellation of `id` (no-op if it has finished).
   void cancel(fiber_id id);

@@ -118,6 +118,16 @@ bool executor::wake_one(wait_queue& q, bool orders) {
   return true;
 }
 
+bool executor::wake_chosen(wait_queue& q, const char* what, bool orders) {
+  if (q.empty()) return false;
+  fiber* f = q.front();
+  if (f->q_next != nullptr) {  // two or more: which one is a decision
+    for (std::size_t i = choose(q.size(), what); i > 0; --i) f = f->q_next;
+  }
+  wake(*f, wake_reason::notified, orders);
+  return true;
+}
+
 void executor::wake_all(wait_queue& q, bool orders) {
   while (!q.empty()) wake(*q.front(), wake_reason::notified, orders);
 }

@@ -5,7 +5,13 @@
 // strategy draws (executor::choose) and the record keeps, so a wait that is
 // not in a loop re-checking its condition is found and replays exactly.
 // A spurious wake-up returns at once: the waiter releases the lock, lets
-// others run, takes the lock again and returns.
+// others run, takes the lock again and returns. Drawn at the wait's start,
+// it stands for one at any later moment: until the waiter runs again the
+// schedule may run everyone else for as long as it likes, and the only
+// thing a still-queued waiter could change (taking a notify_one) is the
+// history where that notify woke it. notify_one wakes whichever waiter the
+// strategy draws, as the standard leaves open which one: code that counts on
+// the oldest waiter waking first is found.
 #pragma once
 
 #include <chrono>
@@ -36,7 +42,7 @@ class condition_core {
     at(*ex_, "condition_variable.notify_one", where);
     ex_->schedule_point(id_);
     ex_->touch(id_);
-    ex_->wake_one(waiters_, false);
+    ex_->wake_chosen(waiters_, "notify_one_wakes", false);  // any waiter, not the oldest
   }
   void notify_all(site where) {
     at(*ex_, "condition_variable.notify_all", where);

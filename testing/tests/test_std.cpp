@@ -117,6 +117,61 @@ BOOST_AUTO_TEST_CASE(a_notify_with_nobody_waiting_is_lost) {
   BOOST_TEST(woke);  // a spurious wake-up, drawn by the strategy
 }
 
+BOOST_AUTO_TEST_CASE(notify_one_may_wake_a_newer_waiter_while_the_oldest_sleeps_on) {
+  // The standard leaves open which waiter notify_one unblocks; a program that
+  // counts on the oldest (a FIFO hand-off) is wrong on real threads. Here A
+  // waits first and never stops waiting (its predicate ran once: no spurious
+  // wake-up re-queued it behind B), yet B takes the one token: reachable only
+  // when notify_one may pick a waiter other than the front of the queue.
+  const auto program = [] {
+    cc::mutex m;
+    cc::condition_variable cv, arrived;  // tokens; and who waits already
+    int tokens = 0, a_checks = 0, queued = 0;  // guarded by m
+    char taker = '-';
+    bool oldest_slept_on = false;
+    auto waiter = [&](char me, int* checks) {
+      cc::unique_lock<cc::mutex> lk(m);
+      if (me == 'B') arrived.wait(lk, [&] { return queued == 1; });  // B waits after A
+      ++queued;
+      arrived.notify_all();
+      cv.wait(lk, [&] {
+        if (checks != nullptr) ++*checks;
+        return tokens > 0;
+      });
+      --tokens;
+      if (taker == '-') taker = me;
+    };
+    cc::thread a(waiter, 'A', &a_checks);
+    cc::thread b(waiter, 'B', nullptr);
+    {
+      cc::unique_lock<cc::mutex> lk(m);
+      arrived.wait(lk, [&] { return queued == 2; });
+    }
+    cc::this_thread::sleep_for(cc::chrono::milliseconds(1));  // both park (time moves when all wait)
+    {
+      cc::lock_guard<cc::mutex> g(m);
+      tokens = 1;
+      cv.notify_one();
+    }
+    cc::this_thread::sleep_for(cc::chrono::milliseconds(1));
+    {
+      cc::lock_guard<cc::mutex> g(m);
+      oldest_slept_on = taker == 'B' && a_checks == 1;
+      tokens = 2;  // let the other one through
+      cv.notify_all();
+    }
+    a.join();
+    b.join();
+    if (oldest_slept_on) throw std::logic_error("the newer waiter was woken; the oldest slept on");
+  };
+  const lt::explore_result r = explore("notify_one_any", program, 2000);
+  BOOST_REQUIRE_EQUAL(r.failures.size(), 1U);
+  BOOST_TEST(contains(first_message(r), "the newer waiter was woken; the oldest slept on"));
+  const lt::replay_result again = lt::replay(r.failures.front().record, [&](sim::runtime&) { program(); });
+  BOOST_TEST(again.reproduced);
+  BOOST_TEST(again.run.trace_hash == r.failures.front().record.result.trace_hash);
+}
+
 BOOST_AUTO_TEST_CASE(a_releasing_thread_may_take_the_mutex_again_before_its_waiter) {
   // Real mutexes may be barged; sim::mutex (the engine's) hands off in order.
   bool barged = false;
