@@ -19,16 +19,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
 #include "sim/strategy.hpp"
 #include "testing/classic/programs.hpp"
+#include "testing/tests/scratch_dir.hpp"
 
 namespace lt = lockstep::testing;
 namespace sim = lockstep::sim;
@@ -37,10 +36,15 @@ namespace {
 
 constexpr std::uint64_t cap = 100'000;
 
+/// Where the runs' records go: one directory for the whole report, removed at exit.
+std::string report_dir() {
+  static const std::string dir = lockstep::testing_scratch::scratch_dir("lockstep-classic-report");
+  return dir;
+}
+
 lt::explore_result explore(const lockstep::classic::classic_program& p, bool buggy, lt::test_options o) {
   o.hang_limit_s = 0;
-  o.record_dir = (std::filesystem::temp_directory_path() / ("lockstep-classic-report-" + std::to_string(::getpid())))
-                     .string();
+  o.record_dir = report_dir();
   return lt::explore(p.name, o, [&p, buggy](sim::runtime&) { p.run(buggy); });
 }
 
@@ -135,8 +139,7 @@ int many_threads_table(std::uint64_t bases) {
         o.first_seed = base * 1'000'000 + 1;
         o.runs = cap / o.strategies.size();
         o.hang_limit_s = 0;
-        o.record_dir = (std::filesystem::temp_directory_path() /
-                        ("lockstep-classic-report-" + std::to_string(::getpid()))).string();
+        o.record_dir = report_dir();
         const lt::explore_result r = lt::explore(p.name, o, [&run](sim::runtime&) { run(true); });
         std::uint64_t executions = r.runs;
         for (std::uint64_t i = 0; i < r.runs; ++i) {
@@ -173,8 +176,7 @@ int many_threads_dfs_table() {
       o.delay_bound = b.delays;
       o.max_schedules = cap;
       o.hang_limit_s = 0;
-      o.record_dir = (std::filesystem::temp_directory_path() /
-                      ("lockstep-classic-report-" + std::to_string(::getpid()))).string();
+      o.record_dir = report_dir();
       const lt::explore_result r =
           lt::explore("reorder", o, [setters](sim::runtime&) { lockstep::classic::reorder(setters, true); });
       std::cout << " " << dfs_cell(r) << " |";
@@ -200,8 +202,7 @@ int reorder_pct(int setters, std::uint64_t bases, std::uint64_t most) {
       o.first_seed = base * 10'000'000 + 1;
       o.runs = most / 2;  // each run of pct is two executions (its sizing run)
       o.hang_limit_s = 0;
-      o.record_dir = (std::filesystem::temp_directory_path() /
-                      ("lockstep-classic-report-" + std::to_string(::getpid()))).string();
+      o.record_dir = report_dir();
       const lt::explore_result r =
           lt::explore("reorder", o, [setters](sim::runtime&) { lockstep::classic::reorder(setters, true); });
       n.push_back(r.failures.empty() ? most + 1 : 2 * r.runs);

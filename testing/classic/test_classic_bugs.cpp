@@ -8,11 +8,10 @@
 #define BOOST_TEST_MODULE classic_bugs
 #include <boost/test/unit_test.hpp>
 
-#include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "testing/classic/programs.hpp"
+#include "testing/tests/scratch_dir.hpp"
 
 namespace lt = lockstep::testing;
 namespace sim = lockstep::sim;
@@ -26,10 +25,7 @@ lt::explore_result explore(const lockstep::classic::classic_program& p, bool bug
   o.runs = runs;
   o.seq_cst_only = seq_cst_only;
   o.hang_limit_s = 0;
-  o.record_dir = (std::filesystem::temp_directory_path() /
-                  ("lockstep-classic-" + std::string(p.name) + "-" + std::to_string(::getpid())))
-                     .string();
-  std::filesystem::remove_all(o.record_dir);
+  o.record_dir = lockstep::testing_scratch::scratch_dir("lockstep-classic-" + std::string(p.name));
   return lt::explore(p.name, o, [&p, buggy](sim::runtime&) { p.run(buggy); });
 }
 

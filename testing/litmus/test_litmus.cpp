@@ -19,6 +19,7 @@
 #include "sim/std.hpp"
 #include "testing/explore.hpp"
 #include "testing/litmus/litmus.hpp"
+#include "testing/tests/scratch_dir.hpp"
 
 namespace sim = lockstep::sim;
 namespace litmus = lockstep::litmus;
@@ -138,8 +139,7 @@ BOOST_AUTO_TEST_CASE(a_relaxed_double_checked_lock_is_found_only_with_the_model)
 // .seq_cst_only the same exploration finds nothing.
 BOOST_AUTO_TEST_CASE(the_library_finds_the_stale_read_and_its_record_replays_it) {
   namespace lt = lockstep::testing;
-  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-litmus-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = lockstep::testing_scratch::scratch_dir("lockstep-litmus");
   lt::test_options o;
   o.record_dir = dir.string();
   o.shrink_runs = 0;

@@ -7,12 +7,11 @@
 
 #include <array>
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <string>
-#include <unistd.h>
 
 #include "testing/lin_check.hpp"
+#include "testing/tests/scratch_dir.hpp"
 
 namespace lin = lockstep::testing::lin;
 namespace lt = lockstep::testing;
@@ -102,9 +101,7 @@ lin::check_options options(const std::string& name) {
   lin::check_options o;
   o.programs_per_size = 5;
   o.explore.runs = 50;
-  o.explore.record_dir =
-      (std::filesystem::temp_directory_path() / ("lockstep-lin-" + name + "-" + std::to_string(::getpid()))).string();
-  std::filesystem::remove_all(o.explore.record_dir);
+  o.explore.record_dir = lockstep::testing_scratch::scratch_dir("lockstep-lin-" + name);
   return o;
 }
 

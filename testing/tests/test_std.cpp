@@ -8,12 +8,10 @@
 #define BOOST_TEST_MODULE sim_std
 #include <boost/test/unit_test.hpp>
 
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 
 #include <atomic>
 #include <barrier>
@@ -27,6 +25,7 @@
 #include "sim/runtime.hpp"
 #include "sim/std.hpp"
 #include "testing/explore.hpp"
+#include "testing/tests/scratch_dir.hpp"
 
 #define LOCKSTEP_STD_NS lockstep::sim_std
 #define LOCKSTEP_PROGRAMS on_sim
@@ -44,10 +43,7 @@ namespace cc = lockstep::sim_std;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lockstep-sim-std-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir.string();
+  return lockstep::testing_scratch::scratch_dir("lockstep-sim-std-" + name);
 }
 
 /// The library's defaults (one configured core, random and pct), fewer runs.

@@ -17,6 +17,7 @@
 
 #include "sim/runtime.hpp"
 #include "testing/explore.hpp"
+#include "testing/tests/scratch_dir.hpp"
 #include "testing/test_case.hpp"
 #include "testing/test_record.hpp"
 #include "testing/shrink.hpp"
@@ -44,10 +45,7 @@ void lost_update(sim::runtime& rt) {
 }
 
 std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lockstep-testing-api-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir.string();
+  return lockstep::testing_scratch::scratch_dir("lockstep-testing-api-" + name);
 }
 
 lt::test_options options_in(const std::string& dir) {

@@ -9,10 +9,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
-#include <filesystem>
 #include <functional>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "sim/channel.hpp"
@@ -20,6 +18,7 @@
 #include "sim/runtime.hpp"
 #include "sim/std.hpp"
 #include "testing/explore.hpp"
+#include "testing/tests/scratch_dir.hpp"
 
 namespace sim = lockstep::sim;
 namespace lt = lockstep::testing;
@@ -28,10 +27,7 @@ namespace cc = lockstep::sim_std;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("lockstep-var-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir.string();
+  return lockstep::testing_scratch::scratch_dir("lockstep-var-" + name);
 }
 
 lt::explore_result explore_rt(const std::string& name, const std::function<void(sim::runtime&)>& program,
