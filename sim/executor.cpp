@@ -1,6 +1,7 @@
 #include "sim/executor.hpp"
 
 #include <cxxabi.h>
+#include <algorithm>
 
 #include <cstdio>
 #include <ostream>
@@ -104,6 +105,7 @@ void executor::reset(const run_config& config) {
   timers_.c.clear();
   uniform_ = strategy_->uniform_source();
   if (uniform_ != nullptr) ahead_ = uniform_->next();
+  uniform_quiet_ = uniform_ != nullptr && !config_.record_decisions && !trace_.on();
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
   harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
@@ -213,6 +215,7 @@ executor::executor(const run_config& config)
   eh_ = eh();
   uniform_ = strategy_->uniform_source();
   if (uniform_ != nullptr) ahead_ = uniform_->next();
+  uniform_quiet_ = uniform_ != nullptr && !config_.record_decisions && !trace_.on();
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
   harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
@@ -325,7 +328,11 @@ void executor::finish(fiber& f) {
   if (clocks_ != nullptr) {
     clocks_->release_merge(f.id, fiber_key(f.id));  // what a join acquires
     if (ended_.size() <= f.id) ended_.resize(static_cast<std::size_t>(f.id) + 1);
-    ended_[f.id] = ended_fiber{f.name, f.history, f.op_count};
+    ended_fiber& e = ended_[f.id];
+    e.name = f.name;
+    e.op_count = f.op_count;
+    // Only the entries it wrote: a recycled record's others are left as they were.
+    std::copy_n(f.history.begin(), std::min(f.op_count, fiber::history_length), e.history.begin());
   }
   release_core(f);
   --residents_[f.core];
@@ -451,6 +458,12 @@ void executor::trace_step(const fiber& chosen, std::size_t count) {
 }
 
 LOCKSTEP_ALWAYS_INLINE fiber* executor::take(std::size_t index, std::size_t count) {
+  fiber* chosen = take_candidate(index);
+  if (trace_.on()) trace_step(*chosen, count);
+  return chosen;
+}
+
+LOCKSTEP_ALWAYS_INLINE fiber* executor::take_candidate(std::size_t index) {
   fiber* chosen = nullptr;
   for (core_slot& c : cores_) {
     const std::size_t n = c.active ? 1 : c.ready.size();
@@ -470,7 +483,6 @@ LOCKSTEP_ALWAYS_INLINE fiber* executor::take(std::size_t index, std::size_t coun
     }
     break;
   }
-  if (trace_.on()) trace_step(*chosen, count);
   return chosen;
 }
 
@@ -589,6 +601,17 @@ std::int64_t executor::jitter(std::int64_t deadline) {
 // can run, or teardown, which picks by age and wants every scheduling
 // point back).
 fiber* executor::choose_next() {
+  const std::size_t count = candidates_total_;
+  // pick()'s path when nothing but the draw is to be done (see below).
+  if (uniform_quiet_ && count != 0 && count < prefetch_ahead_from && !tearing_down_ && !stop_ &&
+      step_ < config_.max_steps && step_ + 1 != watched_step_) [[likely]] {
+    ++step_;
+    return take_candidate(count > 1 ? draw_below(count) : 0);
+  }
+  return choose_next_any();
+}
+
+fiber* executor::choose_next_any() {
   if (tearing_down_) return nullptr;
   while (!stop_) {
     if (fiber* next = pick()) return next;

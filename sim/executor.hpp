@@ -242,19 +242,23 @@ struct alignas(64) fiber {
   // edit that moves a line must not change a trace). Set by sim_std.
   /// Its last sim_std operations, for race and deadlock reports (Relacy's
   /// history): a ring, op_count of them made so far.
+  /// Trivial, so a recycled record does not clear its ring (only the first
+  /// op_count entries are ever read).
   struct operation {
-    const char* name = nullptr;  ///< "mutex.lock"
-    code_site where{nullptr, 0};
+    const char* name;  ///< "mutex.lock"
+    const char* file;
+    std::uint32_t line;
+    [[nodiscard]] code_site where() const { return code_site{file, line}; }
   };
   static constexpr std::uint32_t history_length = 8;
-  std::array<operation, history_length> history{};
+  std::array<operation, history_length> history;
   std::uint32_t op_count = 0;
   /// Its last sim_std operation; null before its first.
   [[nodiscard]] const operation* last_operation() const {
     return op_count == 0 ? nullptr : &history[(op_count - 1) % history_length];
   }
   void record_operation(const char* op, code_site where) {
-    history[op_count % history_length] = operation{op, where};
+    history[op_count % history_length] = operation{op, where.file, where.line};
     ++op_count;
   }
   boost::context::stack_context stack{};
@@ -372,11 +376,15 @@ class executor {
   void wake(fiber& f, wake_reason reason, bool orders = true);
   /// Wakes the first fiber of `q`, if any; true when one was woken.
   bool wake_one(wait_queue& q, bool orders = true);
+  /// wake_all's loop, for a queue with a waiter.
+  void wake_each(wait_queue& q, bool orders);
   /// Wakes one fiber of `q` that the strategy chooses (choose(size, what)),
   /// not necessarily the first: for primitives whose standard leaves open
   /// which waiter a notify unblocks. True when one was woken.
   bool wake_chosen(wait_queue& q, const char* what, bool orders = true);
-  void wake_all(wait_queue& q, bool orders = true);
+  void wake_all(wait_queue& q, bool orders = true) {
+    if (!q.empty()) wake_each(q, orders);  // inline: most stores and ends wake nobody
+  }
   /// Requests cancellation of `id` (no-op if it has finished).
   void cancel(fiber_id id);
   [[nodiscard]] bool finished(fiber_id id) const;
@@ -513,6 +521,12 @@ class executor {
   }
   void prefetch_next_pick(std::size_t count);
   fiber* take(std::size_t index, std::size_t count);
+  /// take() without its trace line.
+  fiber* take_candidate(std::size_t index);
+  /// choose_next() in general; choose_next itself only draws and takes when
+  /// the strategy is plain uniform, nothing is listed or traced, and no limit
+  /// or watched step is near: a path with no call, so no register saved.
+  [[gnu::noinline]] fiber* choose_next_any();
   void resume(fiber& f);
   [[gnu::noinline]] fiber* choose_next();
   void switch_away(fiber& f);
@@ -600,6 +614,7 @@ class executor {
   };
   timer_heap timers_;
   prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
+  bool uniform_quiet_ = false;      // uniform_, no decisions listed, no trace (choose_next)
   // Its next value, drawn one decision ahead (the decisions get the same
   // values in the same order) so that the next pick can be guessed and its
   // fiber's lines fetched a step early (prefetch_next_pick).

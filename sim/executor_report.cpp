@@ -52,7 +52,7 @@ std::string executor::describe_blocked() const {
   for (const auto& owned : fibers_) {
     if (!owned || owned->state != fiber_state::blocked) continue;
     s += " #" + std::to_string(owned->id) + " '" + owned->name + "' waits";
-    if (const fiber::operation* op = owned->last_operation()) s += " at " + site(op->where);
+    if (const fiber::operation* op = owned->last_operation()) s += " at " + site(op->where());
     s += " on ";
     // A join's object is a fiber's number, not an object's: said as such, so
     // that two different things are never both "object 1".
@@ -79,7 +79,7 @@ std::string listed(const std::array<fiber::operation, fiber::history_length>& hi
   const std::uint32_t n = count < fiber::history_length ? count : fiber::history_length;
   for (std::uint32_t i = count - n; i != count; ++i) {
     const fiber::operation& op = history[i % fiber::history_length];
-    s += "\n    " + std::string(op.name) + " at " + site(op.where);
+    s += "\n    " + std::string(op.name) + " at " + site(op.where());
   }
   return s;
 }

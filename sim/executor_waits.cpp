@@ -128,7 +128,7 @@ bool executor::wake_chosen(wait_queue& q, const char* what, bool orders) {
   return true;
 }
 
-void executor::wake_all(wait_queue& q, bool orders) {
+void executor::wake_each(wait_queue& q, bool orders) {
   while (!q.empty()) wake(*q.front(), wake_reason::notified, orders);
 }
 

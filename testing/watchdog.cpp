@@ -83,9 +83,9 @@ void on_tick(int) {
   if (ex->in_fiber()) {
     const sim::fiber& f = const_cast<sim::executor*>(ex)->current();
     const sim::fiber::operation* op = f.last_operation();
-    if (op != nullptr && op->where.file != nullptr) {
-      m << " Its last lockstep operation: " << op->name << " at " << op->where.file << ":"
-        << static_cast<std::uint64_t>(op->where.line) << ".";
+    if (op != nullptr && op->file != nullptr) {
+      m << " Its last lockstep operation: " << op->name << " at " << op->file << ":"
+        << static_cast<std::uint64_t>(op->line) << ".";
     } else {
       m << " It has made no sim_std operation yet.";
     }
