@@ -105,7 +105,6 @@ void executor::reset(const run_config& config) {
   timers_.c.clear();
   uniform_ = strategy_->uniform_source();
   if (uniform_ != nullptr) ahead_ = uniform_->next();
-  uniform_quiet_ = uniform_ != nullptr && !config_.record_decisions && !trace_.on();
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
   harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
@@ -120,6 +119,7 @@ void executor::reset(const run_config& config) {
   busy_cores_ = 0;
   now_ = 0;
   step_ = 0;
+  set_quiet_until();  // after step_ and the strategy's watched step
   seq_ = 0;
   objects_ = 0;
   atomics_ = 0;
@@ -215,8 +215,8 @@ executor::executor(const run_config& config)
   eh_ = eh();
   uniform_ = strategy_->uniform_source();
   if (uniform_ != nullptr) ahead_ = uniform_->next();
-  uniform_quiet_ = uniform_ != nullptr && !config_.record_decisions && !trace_.on();
   watched_step_ = strategy_->next_watched_step();
+  set_quiet_until();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
   harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
   explores_choices_ = strategy_->explores_choices();
@@ -444,6 +444,7 @@ LOCKSTEP_ALWAYS_INLINE fiber* executor::pick() {
   if (step_ == watched_step_) {
     strategy_->on_watched_step(step_, chosen->id);
     watched_step_ = strategy_->next_watched_step();
+    set_quiet_until();
   }
   return chosen;
 }
@@ -603,12 +604,19 @@ std::int64_t executor::jitter(std::int64_t deadline) {
 fiber* executor::choose_next() {
   const std::size_t count = candidates_total_;
   // pick()'s path when nothing but the draw is to be done (see below).
-  if (uniform_quiet_ && count != 0 && count < prefetch_ahead_from && !tearing_down_ && !stop_ &&
-      step_ < config_.max_steps && step_ + 1 != watched_step_) [[likely]] {
+  if (step_ < quiet_until_ && count != 0 && count < prefetch_ahead_from && !tearing_down_ && !stop_) [[likely]] {
     ++step_;
     return take_candidate(count > 1 ? draw_below(count) : 0);
   }
   return choose_next_any();
+}
+
+void executor::set_quiet_until() {
+  const bool quiet = uniform_ != nullptr && !config_.record_decisions && !trace_.on();
+  // The next step may be quiet while it is within the budget and before the
+  // watched one (a watched step already behind leaves it to pick(), as before).
+  const std::uint64_t before_watched = watched_step_ > step_ ? watched_step_ - 1 : 0;
+  quiet_until_ = quiet ? std::min(config_.max_steps, before_watched) : 0;
 }
 
 fiber* executor::choose_next_any() {

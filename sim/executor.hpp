@@ -472,9 +472,37 @@ class executor {
 
  private:
   friend class executor_lease;
+  // A core's ready fibers: a vector's storage with the count beside it, so
+  // that the pick's walk over the cores reads a core's count with one load
+  // from the line that holds `active` (size() of a vector is two loads and a
+  // division; the walk runs every step).
+  class ready_list {
+   public:
+    [[nodiscard]] std::size_t size() const { return n_; }
+    [[nodiscard]] bool empty() const { return n_ == 0; }
+    void clear() { n_ = 0; }
+    void push_back(fiber* f) {
+      if (n_ == slots_.size()) {
+        slots_.push_back(f);
+      } else {
+        slots_[n_] = f;
+      }
+      ++n_;
+    }
+    void pop_back() { --n_; }
+    [[nodiscard]] fiber* back() const { return slots_[n_ - 1]; }
+    fiber*& operator[](std::size_t i) { return slots_[i]; }
+    fiber* operator[](std::size_t i) const { return slots_[i]; }
+    [[nodiscard]] fiber* const* begin() const { return slots_.data(); }
+    [[nodiscard]] fiber* const* end() const { return slots_.data() + n_; }
+
+   private:
+    std::vector<fiber*> slots_;  // [0, n_) in use; the rest, storage kept
+    std::uint32_t n_ = 0;
+  };
   struct core_slot {
-    fiber* active = nullptr;     // running or preempted
-    std::vector<fiber*> ready;  // unordered: fifo reads ready_seq, so swap-remove is fine
+    fiber* active = nullptr;  // running or preempted
+    ready_list ready;         // unordered: fifo reads ready_seq, so swap-remove is fine
   };
   struct timer {
     std::int64_t deadline;
@@ -527,6 +555,7 @@ class executor {
   /// the strategy is plain uniform, nothing is listed or traced, and no limit
   /// or watched step is near: a path with no call, so no register saved.
   [[gnu::noinline]] fiber* choose_next_any();
+  void set_quiet_until();
   void resume(fiber& f);
   [[gnu::noinline]] fiber* choose_next();
   void switch_away(fiber& f);
@@ -614,7 +643,10 @@ class executor {
   };
   timer_heap timers_;
   prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
-  bool uniform_quiet_ = false;      // uniform_, no decisions listed, no trace (choose_next)
+  // choose_next() may draw and take on its own while step_ is below this:
+  // the strategy is plain uniform, no decision is listed, nothing is traced,
+  // and neither the step budget nor a watched step comes next. 0: never.
+  std::uint64_t quiet_until_ = 0;
   // Its next value, drawn one decision ahead (the decisions get the same
   // values in the same order) so that the next pick can be guessed and its
   // fiber's lines fetched a step early (prefetch_next_pick).
