@@ -73,6 +73,22 @@ static constexpr std::size_t max_parked_fibers = 0;
 static constexpr std::size_t max_parked_fibers = 256;
 #endif
 
+// Cores free_core() added stay in cores_, idle (no fiber, no resident),
+// past the `ncores_` in use, for the next run's threads: freeing and
+// reallocating them (their ready lists' storage) was a fifth of a small
+// sim_std run's allocations, and moving them aside and back a tenth of its
+// fixed cost. An idle core holds no candidate, so the walks over cores_ see
+// it as empty.
+void executor::use_cores(std::uint32_t configured) {
+  ncores_ = configured == 0 ? 1 : configured;
+  if (cores_.size() < ncores_) cores_.resize(ncores_);
+  for (core_slot& c : cores_) {
+    c.active = nullptr;
+    c.ready.clear();
+  }
+  residents_.assign(cores_.size(), 0);
+}
+
 void executor::reset(const run_config& config) {
   // Every member below as the constructor (and its initializers) leaves it;
   // keep this list complete when adding one (test_sim_executor's reuse test
@@ -86,20 +102,7 @@ void executor::reset(const run_config& config) {
   reusable_ = false;
   trace_.~trace();
   ::new (static_cast<void*>(&trace_)) trace(config.trace);
-  // Cores free_core() added are kept (their ready lists' storage) for the
-  // next run's threads: freeing and reallocating them was a fifth of a small
-  // sim_std run's allocations.
-  const std::size_t configured = config.cores == 0 ? 1 : config.cores;
-  while (cores_.size() > configured) {
-    spare_cores_.push_back(std::move(cores_.back()));
-    cores_.pop_back();
-  }
-  cores_.resize(configured);
-  for (core_slot& c : cores_) {
-    c.active = nullptr;
-    c.ready.clear();
-  }
-  residents_.assign(cores_.size(), 0);
+  use_cores(config.cores);
   fibers_.clear();  // all null: run() ended every fiber
   live_ = 0;
   timers_.c.clear();
@@ -131,7 +134,7 @@ void executor::reset(const run_config& config) {
   failed_.reset();
   clocks_ = nullptr;  // the storage is cleared when a run starts detecting races
   memory_ = nullptr;  // and the model's when it starts
-  labels_.clear();
+  ++labels_run_;  // every label so far is stale
   tearing_down_ = false;
   destroying_ = false;
   teardown_top_ = 0;
@@ -191,12 +194,7 @@ executor::executor(const run_config& config)
   // spares taken and starts empty, which is only slower).
   run_spares& s = spares();
   cores_ = std::move(s.cores);
-  cores_.resize(config.cores == 0 ? 1 : config.cores);
-  for (core_slot& c : cores_) {
-    c.active = nullptr;
-    c.ready.clear();
-  }
-  residents_.assign(cores_.size(), 0);
+  use_cores(config.cores);
   fibers_ = std::move(s.by_id);
   fibers_.clear();
   spare_fibers_ = std::move(s.fibers);
@@ -681,7 +679,7 @@ run_result executor::run(unique_function main) {
     // No strategy name here: a replay must reproduce these bytes exactly.
     trace_.begin("run")
         .field_u("seed", config_.seed)
-        .field("cores", static_cast<std::int64_t>(cores_.size()))
+        .field("cores", static_cast<std::int64_t>(ncores_))
         .end();
   }
   try {

@@ -303,7 +303,7 @@ class executor {
 
   // --- used by the runtime facade and the primitives -----------------------
   [[nodiscard]] std::int64_t now() const { return now_; }
-  [[nodiscard]] std::uint32_t cores() const { return static_cast<std::uint32_t>(cores_.size()); }
+  [[nodiscard]] std::uint32_t cores() const { return ncores_; }
   [[nodiscard]] fiber& current() { return *current_; }
   [[nodiscard]] bool in_fiber() const { return current_ != nullptr; }
   /// The run has stopped and its fibers are being unwound.
@@ -555,6 +555,8 @@ class executor {
   /// the strategy is plain uniform, nothing is listed or traced, and no limit
   /// or watched step is near: a path with no call, so no register saved.
   [[gnu::noinline]] fiber* choose_next_any();
+  /// The run's configured cores in use, every core kept from earlier runs idle.
+  void use_cores(std::uint32_t configured);
   void set_quiet_until();
   void resume(fiber& f);
   [[gnu::noinline]] fiber* choose_next();
@@ -619,8 +621,12 @@ class executor {
     const char* type = nullptr;
     std::string name;
     code_site created{nullptr, 0};
+    std::uint64_t run = 0;  ///< labels_run_ when labelled; an older one is stale
   };
-  std::vector<labelled_object> labels_;  // by object id, for reports
+  // By object id, for reports. Kept from run to run (their names' storage):
+  // only entries stamped with this run's labels_run_ count.
+  std::vector<labelled_object> labels_;
+  std::uint64_t labels_run_ = 1;
   prng values_{0};
   bool values_seeded_ = false;
   bool reusable_ = false;
@@ -632,7 +638,7 @@ class executor {
   // cores_, not in core_slot: 32 bytes index with a shift, 40 took one more
   // instruction on every step.
   std::vector<std::uint32_t> residents_;
-  std::vector<core_slot> spare_cores_;  // added by free_core in earlier runs, for reuse
+  std::uint32_t ncores_ = 1;  // cores_ in use this run; the rest idle (use_cores)
   std::vector<std::unique_ptr<fiber>> fibers_;  // by id; null once finished
   std::vector<std::unique_ptr<fiber>> spare_fibers_;  // finished records, reset, for the next spawns
   std::size_t live_ = 0;

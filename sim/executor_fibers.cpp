@@ -25,9 +25,9 @@ std::string type_name(const std::type_info& type) {
 }  // namespace
 
 fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function body) {
-  if (core >= cores_.size()) {
+  if (core >= ncores_) {
     throw std::out_of_range("spawn on core " + std::to_string(core) + " but the run has " +
-                            std::to_string(cores_.size()) + " cores");
+                            std::to_string(ncores_) + " cores");
   }
   const auto id = static_cast<fiber_id>(fibers_.size());
   if (live_ >= config_.max_live_fibers) {
@@ -136,20 +136,18 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
 
 std::uint32_t executor::free_core() {
   // A core with no live resident has no active or ready fiber either: fibers
-  // never leave the core they were spawned on.
-  for (std::size_t i = 1; i < cores_.size(); ++i) {
-    if (residents_[i] == 0) return static_cast<std::uint32_t>(i);
+  // never leave the core they were spawned on. Past ncores_ every core is
+  // idle, so the first one found there is ncores_ itself, now in use.
+  for (std::uint32_t i = 1; i < cores_.size(); ++i) {
+    if (residents_[i] == 0) {
+      if (i >= ncores_) ncores_ = i + 1;
+      return i;
+    }
   }
-  if (spare_cores_.empty()) {
-    cores_.emplace_back();
-  } else {
-    cores_.push_back(std::move(spare_cores_.back()));
-    spare_cores_.pop_back();
-    cores_.back().active = nullptr;
-    cores_.back().ready.clear();
-  }
+  cores_.emplace_back();
   residents_.push_back(0);
-  return static_cast<std::uint32_t>(cores_.size() - 1);
+  ncores_ = static_cast<std::uint32_t>(cores_.size());
+  return ncores_ - 1;
 }
 
 // A resource limit fails the run with its own kind, then unwinds the spawner

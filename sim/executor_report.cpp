@@ -90,6 +90,7 @@ void executor::label_object(std::uint64_t id, const char* type, const char* name
   // per object, and the name a string built even when there is none).
   while (labels_.size() <= id) labels_.emplace_back();
   labelled_object& o = labels_[id];
+  o.run = labels_run_;
   o.type = type;
   if (name != nullptr) {
     o.name.assign(name);
@@ -100,7 +101,7 @@ void executor::label_object(std::uint64_t id, const char* type, const char* name
 }
 
 std::string executor::object_label(std::uint64_t id) const {
-  if (id >= labels_.size() || labels_[id].type == nullptr) return "";
+  if (id >= labels_.size() || labels_[id].run != labels_run_ || labels_[id].type == nullptr) return "";
   const labelled_object& o = labels_[id];
   return std::string(o.type) + (o.name.empty() ? "" : " '" + o.name + "'") + " created at " + site(o.created);
 }

@@ -55,12 +55,7 @@ class mutex_core {
     label(*ex_, id_, type, name, created);
   }
   ~mutex_core() {
-    if (stolen_) return;
-    if (owner_ != sim::no_fiber) {
-      ex_->misuse(object_name(type_, created_, name_) + " destroyed while locked by #" + std::to_string(owner_));
-    } else if (!waiters_.empty()) {
-      ex_->misuse(object_name(type_, created_, name_) + " destroyed while threads wait to lock it");
-    }
+    if ((owner_ != sim::no_fiber || !waiters_.empty()) && !stolen_) [[unlikely]] destroyed_in_use();
   }
 
   /// Takes the mutex, waiting until `deadline` at most; false when it passed.
@@ -75,8 +70,7 @@ class mutex_core {
         ++depth_;
         return true;
       }
-      ex.misuse(std::string(op) + " at " + sim::site(where) + " by " + ex.current_label() + " of " +
-                object_name(type_, created_, name_) + ", which it holds already (a self-deadlock)");
+      self_deadlock(ex, op, where);
       return false;
     }
     while (owner_ != sim::no_fiber) {
@@ -121,15 +115,32 @@ class mutex_core {
     ex.schedule_point(id_);
     ex.touch(id_);
     const sim::fiber_id me = ex.current().id;
-    if (owner_ != me && !stolen_) {
-      ex.misuse("unlock at " + sim::site(where) + " by " + ex.current_label() + " of " + object_name(type_, created_, name_) +
-                (owner_ == sim::no_fiber ? ", which is not locked" : ", which #" + std::to_string(owner_) + " holds"));
+    if (owner_ != me && !stolen_) [[unlikely]] {
+      foreign_unlock(ex, where);
       return;
     }
     if (owner_ == me && --depth_ > 0) return;
     if (sim::happens_before* hb = ex.clocks()) hb->release(me, id_);  // what the next lock acquires
     owner_ = sim::no_fiber;
     ex.wake_one(waiters_, false);  // it competes for the mutex with whoever runs first
+  }
+
+  // The misuse reports, out of line: built inline, their strings made every
+  // lock, unlock and destruction save registers for a path almost never taken.
+  [[gnu::cold, gnu::noinline]] void destroyed_in_use() const {
+    if (owner_ != sim::no_fiber) {
+      ex_->misuse(object_name(type_, created_, name_) + " destroyed while locked by #" + std::to_string(owner_));
+    } else {
+      ex_->misuse(object_name(type_, created_, name_) + " destroyed while threads wait to lock it");
+    }
+  }
+  [[gnu::cold, gnu::noinline]] void self_deadlock(sim::executor& ex, const char* op, const site& where) const {
+    ex.misuse(std::string(op) + " at " + sim::site(where) + " by " + ex.current_label() + " of " +
+              object_name(type_, created_, name_) + ", which it holds already (a self-deadlock)");
+  }
+  [[gnu::cold, gnu::noinline]] void foreign_unlock(sim::executor& ex, const site& where) const {
+    ex.misuse("unlock at " + sim::site(where) + " by " + ex.current_label() + " of " + object_name(type_, created_, name_) +
+              (owner_ == sim::no_fiber ? ", which is not locked" : ", which #" + std::to_string(owner_) + " holds"));
   }
 
   sim::executor* ex_;

@@ -68,7 +68,7 @@ class thread {
   ~thread() {
     // std::thread terminates here; a test run fails instead (unless it failed
     // already and this is its unwinding).
-    if (joinable()) ex_->misuse("thread " + label() + " destroyed while joinable (neither joined nor detached)");
+    if (joinable()) [[unlikely]] destroyed_joinable();
   }
 
   [[nodiscard]] bool joinable() const noexcept { return id_ != sim::no_fiber; }
@@ -76,13 +76,8 @@ class thread {
   void join(detail::site where = detail::site()) {
     sim::executor& ex = detail::running("thread::join", where);
     detail::at(ex, "thread.join", where);
-    if (!joinable()) {
-      ex.misuse("join at " + sim::site(where) + " by " + ex.current_label() +
-                " of a thread that is not joinable (joined already, detached, or never started)");
-      return;
-    }
-    if (id_ == ex.current().id) {
-      ex.misuse("thread " + label() + " joins itself at " + sim::site(where) + " (std: resource_deadlock_would_occur)");
+    if (!joinable() || id_ == ex.current().id) [[unlikely]] {
+      refuse_join(ex, where);
       return;
     }
     ex.schedule_point();
@@ -111,6 +106,19 @@ class thread {
  private:
   [[nodiscard]] std::string label() const {
     return "#" + std::to_string(id_) + " 'thread'";
+  }
+  // The misuse reports, out of line: built inline, their strings made every
+  // join and destruction save registers for a path almost never taken.
+  [[gnu::cold, gnu::noinline]] void refuse_join(sim::executor& ex, const detail::site& where) const {
+    if (!joinable()) {
+      ex.misuse("join at " + sim::site(where) + " by " + ex.current_label() +
+                " of a thread that is not joinable (joined already, detached, or never started)");
+    } else {
+      ex.misuse("thread " + label() + " joins itself at " + sim::site(where) + " (std: resource_deadlock_would_occur)");
+    }
+  }
+  [[gnu::cold, gnu::noinline]] void destroyed_joinable() const {
+    ex_->misuse("thread " + label() + " destroyed while joinable (neither joined nor detached)");
   }
 
   sim::executor* ex_ = nullptr;
