@@ -122,7 +122,6 @@ void executor::reset(const run_config& config) {
   busy_cores_ = 0;
   now_ = 0;
   step_ = 0;
-  set_quiet_until();  // after step_ and the strategy's watched step
   seq_ = 0;
   objects_ = 0;
   atomics_ = 0;
@@ -141,6 +140,7 @@ void executor::reset(const run_config& config) {
   teardown_steps_ = 0;
   // The scheduler's stack, sanitizer contexts and EH globals are this
   // thread's: unchanged, as the executor never leaves it.
+  set_quiet_until();  // last: it reads the step, the watched step and the flags above
 }
 
 #if defined(LOCKSTEP_HAS_ASAN)
@@ -327,7 +327,7 @@ void executor::finish(fiber& f) {
     clocks_->release_merge(f.id, fiber_key(f.id));  // what a join acquires
     if (ended_.size() <= f.id) ended_.resize(static_cast<std::size_t>(f.id) + 1);
     ended_fiber& e = ended_[f.id];
-    e.name = f.name;
+    e.name = f.name_text();
     e.op_count = f.op_count;
     // Only the entries it wrote: a recycled record's others are left as they were.
     std::copy_n(f.history.begin(), std::min(f.op_count, fiber::history_length), e.history.begin());
@@ -346,7 +346,10 @@ void executor::finish(fiber& f) {
         .end();
   }
   const fiber_id id = f.id;
-  if (id == main_ && !tearing_down_) stop_ = true;
+  if (id == main_ && !tearing_down_) {
+    stop_ = true;
+    quiet_until_ = 0;  // choose_next's own path reads neither flag
+  }
   retire(f);
   --live_;
 }
@@ -602,7 +605,7 @@ std::int64_t executor::jitter(std::int64_t deadline) {
 fiber* executor::choose_next() {
   const std::size_t count = candidates_total_;
   // pick()'s path when nothing but the draw is to be done (see below).
-  if (step_ < quiet_until_ && count != 0 && count < prefetch_ahead_from && !tearing_down_ && !stop_) [[likely]] {
+  if (step_ < quiet_until_ && count - 1 < prefetch_ahead_from - 1) [[likely]] {  // 0 < count < 16
     ++step_;
     return take_candidate(count > 1 ? draw_below(count) : 0);
   }
@@ -610,7 +613,7 @@ fiber* executor::choose_next() {
 }
 
 void executor::set_quiet_until() {
-  const bool quiet = uniform_ != nullptr && !config_.record_decisions && !trace_.on();
+  const bool quiet = uniform_ != nullptr && !config_.record_decisions && !trace_.on() && !stop_ && !tearing_down_;
   // The next step may be quiet while it is within the budget and before the
   // watched one (a watched step already behind leaves it to pick(), as before).
   const std::uint64_t before_watched = watched_step_ > step_ ? watched_step_ - 1 : 0;

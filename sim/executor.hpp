@@ -237,7 +237,10 @@ struct alignas(64) fiber {
   /// While preempted: the object its next operation touches (schedule_point's
   /// `next`; 0 when not said). Meaningless in any other state.
   std::uint64_t pending = 0;
-  std::string name;
+  std::string name;                 ///< its name, unless fixed_name is set
+  const char* fixed_name = nullptr;  ///< a literal given at spawn, not copied (see name_text)
+  /// The name reports and traces show.
+  [[nodiscard]] const char* name_text() const { return fixed_name != nullptr ? fixed_name : name.c_str(); }
   // Where the program's own code stands, for reports only (never traced: an
   // edit that moves a line must not change a trace). Set by sim_std.
   /// Its last sim_std operations, for race and deadlock reports (Relacy's
@@ -314,7 +317,14 @@ class executor {
   /// Fibers ended by a lockstep::task_panic so far (each ended only itself).
   [[nodiscard]] std::uint64_t contained_task_panics() const { return contained_task_panics_; }
 
-  fiber_id spawn(std::uint32_t core, std::string name, unique_function body);
+  fiber_id spawn(std::uint32_t core, std::string name, unique_function body) {
+    return spawn_fiber(core, nullptr, &name, std::move(body));
+  }
+  /// spawn() with a name that outlives the run (a string literal): kept as
+  /// the pointer, not copied, so a spawn builds no string.
+  fiber_id spawn(std::uint32_t core, const char* literal_name, unique_function body) {
+    return spawn_fiber(core, literal_name, nullptr, std::move(body));
+  }
   /// A point where a fiber of another core may run first. Never throws.
   /// `next`: the object the operation after this point touches (the key its
   /// access() will report), kept for strategies that order by it (pos); 0
@@ -585,6 +595,8 @@ class executor {
   fiber* pick_for_teardown();
   void destroy_stuck_fibers();
   [[noreturn]] void out_of_resources(fiber_id id, const std::string& name, const char* why);
+  /// spawn()'s work; the name is `fixed` when not null, else `*given` (moved from).
+  fiber_id spawn_fiber(std::uint32_t core, const char* fixed, std::string* given, unique_function body);
   std::string describe_blocked() const;
   [[noreturn]] static void suspend_while_destroying();
   /// Sets running_ for a run (or a teardown) and puts the previous one back.
@@ -651,7 +663,8 @@ class executor {
   prng* uniform_ = nullptr;         // the strategy's generator when it is plain uniform
   // choose_next() may draw and take on its own while step_ is below this:
   // the strategy is plain uniform, no decision is listed, nothing is traced,
-  // and neither the step budget nor a watched step comes next. 0: never.
+  // neither the step budget nor a watched step comes next, and the run is
+  // neither stopped nor tearing down (both set it to 0). 0: never.
   std::uint64_t quiet_until_ = 0;
   // Its next value, drawn one decision ahead (the decisions get the same
   // values in the same order) so that the next pick can be guessed and its

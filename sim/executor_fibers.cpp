@@ -24,14 +24,14 @@ std::string type_name(const std::type_info& type) {
 
 }  // namespace
 
-fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function body) {
+fiber_id executor::spawn_fiber(std::uint32_t core, const char* fixed, std::string* given, unique_function body) {
   if (core >= ncores_) {
     throw std::out_of_range("spawn on core " + std::to_string(core) + " but the run has " +
                             std::to_string(ncores_) + " cores");
   }
   const auto id = static_cast<fiber_id>(fibers_.size());
   if (live_ >= config_.max_live_fibers) {
-    out_of_resources(id, name,
+    out_of_resources(id, fixed != nullptr ? fixed : *given,
                      ("the run's limit of " + std::to_string(config_.max_live_fibers) +
                       " live fibers is reached (run_config::max_live_fibers)")
                          .c_str());
@@ -48,12 +48,16 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
     f = owned.get();
     fibers_.push_back(std::move(owned));
   } catch (const std::bad_alloc&) {
-    out_of_resources(id, name, "out of memory for its record");
+    out_of_resources(id, fixed != nullptr ? fixed : *given, "out of memory for its record");
   }
   f->id = id;
   f->core = core;
   ++residents_[core];
-  f->name = std::move(name);
+  if (fixed != nullptr) {
+    f->fixed_name = fixed;  // f->name is empty: a recycled record is made anew (retire)
+  } else {
+    f->name = std::move(*given);
+  }
   f->body = std::move(body);
   f->owner = this;
   f->tsan_fiber = san::tsan_create();
@@ -105,7 +109,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
       san::tsan_switch(creator_tsan);
       san::finish_switch(t, nullptr, nullptr);
       san::tsan_destroy(f->tsan_fiber);
-      const std::string fiber_name = f->name;
+      const std::string fiber_name = f->name_text();
       fibers_.pop_back();  // it never existed: no trace line, no id reuse hazard (nothing saw it)
       --live_;
       --residents_[core];
@@ -127,7 +131,7 @@ fiber_id executor::spawn(std::uint32_t core, std::string name, unique_function b
         .field("fiber", static_cast<std::int64_t>(f->id))
         .field("core", static_cast<std::int64_t>(core))
         .field("parent", current_ ? static_cast<std::int64_t>(current_->id) : -1)
-        .field("name", f->name)
+        .field("name", f->name_text())
         .end();
   }
   make_ready(*f);
@@ -190,24 +194,24 @@ void executor::fiber_main(executor* ex, fiber* f) {
     throw;  // Boost's own teardown must reach its entry frame
   } catch (const liveness_failed& o) {
     ex->fail(failure_kind::liveness, "liveness oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
-                                         " '" + f->name + "': " + o.message, o.where);
+                                         " '" + f->name_text() + "': " + o.message, o.where);
   } catch (const oracle_failed& o) {
     ex->fail(failure_kind::oracle, "oracle '" + o.oracle + "' failed in fiber " + std::to_string(f->id) +
-                                       " '" + f->name + "': " + o.message, o.where);
+                                       " '" + f->name_text() + "': " + o.message, o.where);
   } catch (const lockstep::task_panic&) {
     // Ends only this fiber, as a panic ends only its task under tokio.
     ++ex->contained_task_panics_;
-    if (ex->trace_.on()) ex->note("task_panic").field("name", f->name).end();
+    if (ex->trace_.on()) ex->note("task_panic").field("name", f->name_text()).end();
   } catch (const run_aborted& a) {
-    ex->fail(failure_kind::abort, "fiber " + std::to_string(f->id) + " '" + f->name +
+    ex->fail(failure_kind::abort, "fiber " + std::to_string(f->id) + " '" + f->name_text() +
                                       "' aborted the run: " + a.why);
   } catch (const std::exception& e) {
-    ex->fail(failure_kind::uncaught_exception, "fiber " + std::to_string(f->id) + " '" + f->name +
+    ex->fail(failure_kind::uncaught_exception, "fiber " + std::to_string(f->id) + " '" + f->name_text() +
                                                    "' ended with an uncaught " +
                                                    type_name(typeid(e)) + ": " + e.what());
   } catch (...) {
     ex->fail(failure_kind::uncaught_exception,
-             "fiber " + std::to_string(f->id) + " '" + f->name + "' ended with an uncaught exception");
+             "fiber " + std::to_string(f->id) + " '" + f->name_text() + "' ended with an uncaught exception");
   }
 }
 

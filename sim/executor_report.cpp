@@ -15,6 +15,7 @@ void executor::fail(failure_kind kind, std::string message, code_site at) {
   message.insert(eol == std::string::npos ? message.size() : eol, " [" + where() + "]");
   failed_ = failure{kind, std::move(message), step_, at};
   stop_ = true;
+  quiet_until_ = 0;  // choose_next's own path reads neither flag
   if (trace_.on()) trace_.begin("fail").field("t", now_).field("kind", to_string(kind)).end();
 }
 
@@ -39,7 +40,7 @@ std::string site(const code_site& where) {
 
 std::string executor::current_label() const {
   if (current_ == nullptr) return "the scheduler";
-  return "#" + std::to_string(current_->id) + " '" + current_->name + "'";
+  return "#" + std::to_string(current_->id) + " '" + current_->name_text() + "'";
 }
 
 std::string executor::where() const {
@@ -51,7 +52,7 @@ std::string executor::describe_blocked() const {
   std::string s = "Blocked fibers:";
   for (const auto& owned : fibers_) {
     if (!owned || owned->state != fiber_state::blocked) continue;
-    s += " #" + std::to_string(owned->id) + " '" + owned->name + "' waits";
+    s += " #" + std::to_string(owned->id) + " '" + owned->name_text() + "' waits";
     if (const fiber::operation* op = owned->last_operation()) s += " at " + site(op->where());
     s += " on ";
     // A join's object is a fiber's number, not an object's: said as such, so
@@ -68,7 +69,7 @@ std::string executor::describe_blocked() const {
   // What each did last, after the one-line summary above.
   for (const auto& owned : fibers_) {
     if (!owned || owned->state != fiber_state::blocked || owned->op_count == 0) continue;
-    s += "\n  #" + std::to_string(owned->id) + " '" + owned->name + "' last did:" + history_of(owned->id);
+    s += "\n  #" + std::to_string(owned->id) + " '" + owned->name_text() + "' last did:" + history_of(owned->id);
   }
   return s;
 }
@@ -114,7 +115,7 @@ std::string executor::history_of(fiber_id id) const {
 
 std::string executor::label_of(fiber_id id) const {
   const fiber* f = find(id);
-  if (f != nullptr) return "#" + std::to_string(id) + " '" + f->name + "'";
+  if (f != nullptr) return "#" + std::to_string(id) + " '" + f->name_text() + "'";
   if (id < ended_.size() && !ended_[id].name.empty()) return "#" + std::to_string(id) + " '" + ended_[id].name + "' (ended)";
   return "#" + std::to_string(id) + " (ended)";
 }

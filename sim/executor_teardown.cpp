@@ -17,6 +17,7 @@ void executor::teardown() {
 // The rules are written down in executor.hpp ("Teardown").
 void executor::enter_teardown() {
   tearing_down_ = true;
+  quiet_until_ = 0;  // choose_next's own path reads neither flag
   for (core_slot& c : cores_) {
     c.active = nullptr;  // a preempted fiber keeps its state but not its core
     c.ready.clear();     // ready fibers keep their state; teardown finds them by age

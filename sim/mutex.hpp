@@ -64,7 +64,7 @@ class mutex {
     const fiber* holder = owner_ == no_fiber ? nullptr : ex_.find(owner_);
     ex_.misuse("mutex.unlock by " + ex_.current_label() + " of mutex (object " + std::to_string(id_) + "), which " +
                (owner_ == no_fiber ? std::string("is not locked")
-                                   : "#" + std::to_string(owner_) + (holder ? " '" + holder->name + "'" : std::string()) +
+                                   : "#" + std::to_string(owner_) + (holder ? " '" + std::string(holder->name_text()) + "'" : std::string()) +
                                          " holds"));
   }
 

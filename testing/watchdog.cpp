@@ -73,7 +73,7 @@ void on_tick(int) {
   m << "lockstep: " << state.test << ": ";
   if (ex->in_fiber()) {
     const sim::fiber& f = const_cast<sim::executor*>(ex)->current();
-    m << "fiber #" << static_cast<std::uint64_t>(f.id) << " '" << f.name.c_str() << "'";
+    m << "fiber #" << static_cast<std::uint64_t>(f.id) << " '" << f.name_text() << "'";
   } else {
     m << "the simulation";
   }

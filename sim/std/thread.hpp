@@ -132,7 +132,9 @@ inline void swap(thread& a, thread& b) noexcept { a.swap(b); }
 /// code that also builds against std calls it from test code only. The name
 /// never reaches a trace: renaming changes no hash.
 inline void name_this_thread(std::string name, detail::site where = detail::site()) {
-  detail::running("name_this_thread", where).current().name = std::move(name);
+  sim::fiber& f = detail::running("name_this_thread", where).current();
+  f.name = std::move(name);
+  f.fixed_name = nullptr;
 }
 
 inline thread::id current_id() {
