@@ -84,6 +84,7 @@ void executor::use_cores(std::uint32_t configured) {
   if (cores_.size() < ncores_) cores_.resize(ncores_);
   for (core_slot& c : cores_) {
     c.active = nullptr;
+    c.candidates = 0;
     c.ready.clear();
   }
   residents_.assign(cores_.size(), 0);
@@ -468,7 +469,7 @@ LOCKSTEP_ALWAYS_INLINE fiber* executor::take(std::size_t index, std::size_t coun
 LOCKSTEP_ALWAYS_INLINE fiber* executor::take_candidate(std::size_t index) {
   fiber* chosen = nullptr;
   for (core_slot& c : cores_) {
-    const std::size_t n = c.active ? 1 : c.ready.size();
+    const std::size_t n = c.candidates;
     if (index >= n) {
       index -= n;
       continue;
@@ -481,6 +482,7 @@ LOCKSTEP_ALWAYS_INLINE fiber* executor::take_candidate(std::size_t index) {
       c.ready[index] = c.ready.back();  // order is irrelevant: fifo reads ready_seq
       c.ready.pop_back();
       c.active = chosen;  // the core stays busy; its other ready fibers wait behind it
+      c.candidates = 1;
       candidates_total_ -= c.ready.size() + 1;
     }
     break;

@@ -512,7 +512,11 @@ class executor {
   };
   struct core_slot {
     fiber* active = nullptr;  // running or preempted
-    ready_list ready;         // unordered: fifo reads ready_seq, so swap-remove is fine
+    // Its candidates when the scheduler picks: 1 with an active fiber (then
+    // preempted), else its ready ones. Kept at every change of the two
+    // (check_invariants checks it), so the pick's walk reads one word a core.
+    std::uint32_t candidates = 0;
+    ready_list ready;  // unordered: fifo reads ready_seq, so swap-remove is fine
   };
   struct timer {
     std::int64_t deadline;
@@ -821,7 +825,10 @@ LOCKSTEP_ALWAYS_INLINE void executor::make_ready(fiber& f) {
   core_slot& c = cores_[f.core];
   const bool was_busy = c.active != nullptr || !c.ready.empty();
   c.ready.push_back(&f);
-  if (c.active == nullptr) ++candidates_total_;  // behind an active fiber it is not a candidate yet
+  if (c.active == nullptr) {  // behind an active fiber it is not a candidate yet
+    ++candidates_total_;
+    ++c.candidates;
+  }
   if (!was_busy) ++busy_cores_;
 }
 
@@ -832,6 +839,7 @@ LOCKSTEP_ALWAYS_INLINE void executor::release_core(fiber& f) {
   // The core's ready fibers become candidates again (while f ran they were
   // not: a core runs one fiber at a time).
   candidates_total_ += c.ready.size();
+  c.candidates = static_cast<std::uint32_t>(c.ready.size());
   if (c.ready.empty()) --busy_cores_;
 }
 
@@ -889,6 +897,7 @@ LOCKSTEP_ALWAYS_INLINE void executor::yield_switch() {
     f.ready_seq = ++seq_;
     c.ready.push_back(&f);
     candidates_total_ += c.ready.size();
+    c.candidates = static_cast<std::uint32_t>(c.ready.size());
   } else {
     release_core(f);
     make_ready(f);

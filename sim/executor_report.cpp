@@ -131,6 +131,9 @@ void executor::check_invariants() const {
     } else if (c.active->state == fiber_state::preempted) {
       ++candidates;
     }
+    if (c.candidates != (c.active != nullptr ? 1 : c.ready.size())) {
+      throw std::logic_error("a core's candidate count is not its active fiber or its ready ones");
+    }
     if (c.active && c.active->core != i) throw std::logic_error("active fiber on the wrong core");
     if (c.active && c.active->state != fiber_state::running && c.active->state != fiber_state::preempted)
       throw std::logic_error("a core's active fiber is neither running nor preempted");

@@ -20,6 +20,7 @@ void executor::enter_teardown() {
   quiet_until_ = 0;  // choose_next's own path reads neither flag
   for (core_slot& c : cores_) {
     c.active = nullptr;  // a preempted fiber keeps its state but not its core
+    c.candidates = 0;
     c.ready.clear();     // ready fibers keep their state; teardown finds them by age
   }
   candidates_total_ = 0;
