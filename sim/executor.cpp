@@ -272,22 +272,9 @@ void executor::retire(fiber& f) {
     drop_parked(f);
     return;  // freed here
   }
-  // A fresh record in the same storage: no state of this fiber survives but
-  // a parked context, its stack and their pool.
-  fiber* p = owned.get();
-  boost::context::fiber parked = std::move(p->cont);
-  const boost::context::stack_context stack = p->stack;
-  stack_pool* const pool = p->pool;
-  p->~fiber();
-  // Default-initialised, not value-initialised (`fiber()`): every member has
-  // its own initialiser, and `fiber()` first zeroes the whole record (a
-  // `rep stos` that was 7% of a tiny run).
-  ::new (static_cast<void*>(p)) fiber;
-  if (parked) {
-    p->cont = std::move(parked);
-    p->stack = stack;
-    p->pool = pool;
-  }
+  // No state of this fiber survives but a parked context, its stack and
+  // their pool.
+  owned->recycle();
   spare_fibers_.push_back(std::move(owned));
 }
 
