@@ -94,6 +94,9 @@ void executor::reset(const run_config& config) {
   // Every member below as the constructor (and its initializers) leaves it;
   // keep this list complete when adding one (test_sim_executor's reuse test
   // compares reused and fresh executors after runs that leave state behind).
+  if (!reusable_ || busy_cores_ != 0) [[unlikely]] {
+    throw std::logic_error("executor::reset after a run that did not end every fiber");
+  }
   if (config.stack_bytes != config_.stack_bytes) stacks_ = &stack_pool::shared(config.stack_bytes);
   config_ = config;
   if (!strategy_->restart(config.strategy, config.seed, config.options)) {
@@ -103,7 +106,11 @@ void executor::reset(const run_config& config) {
   reusable_ = false;
   trace_.~trace();
   ::new (static_cast<void*>(&trace_)) trace(config.trace);
-  use_cores(config.cores);
+  // Only a run that ended with every fiber is reset (reusable_: see
+  // executor_lease), and such a run leaves every core idle, with no
+  // resident: only the count in use changes.
+  ncores_ = config.cores == 0 ? 1 : config.cores;
+  if (cores_.size() < ncores_) use_cores(config.cores);
   fibers_.clear();  // all null: run() ended every fiber
   live_ = 0;
   timers_.c.clear();

@@ -534,10 +534,10 @@ class executor {
     [[nodiscard]] bool empty() const { return n_ == 0; }
     void clear() { n_ = 0; }
     void push_back(fiber* f) {
-      if (n_ == slots_.size()) {
-        slots_.push_back(f);
-      } else {
+      if (n_ < slots_.size()) [[likely]] {
         slots_[n_] = f;
+      } else {
+        grow(f);
       }
       ++n_;
     }
@@ -549,6 +549,7 @@ class executor {
     [[nodiscard]] fiber* const* end() const { return slots_.data() + n_; }
 
    private:
+    [[gnu::noinline]] void grow(fiber* f) { slots_.push_back(f); }
     std::vector<fiber*> slots_;  // [0, n_) in use; the rest, storage kept
     std::uint32_t n_ = 0;
   };
