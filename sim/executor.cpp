@@ -178,9 +178,12 @@ executor_lease::~executor_lease() {
   // one nested in it parked first), it is freed.
   if (ex_->reusable_ && !idle) {
     // After a run that grew the pool past what trimming keeps, parked stacks
-    // must not pin its slabs: they are given back first.
-    if (ex_->stacks_->carved() > trim_keeps_slabs * stack_pool::stacks_per_slab) ex_->drop_all_parked();
-    ex_->stacks_->trim_if_idle(trim_keeps_slabs);
+    // must not pin its slabs: they are given back first. (A pool within
+    // that has nothing to trim: slabs are added only as stacks are carved.)
+    if (ex_->stacks_->carved() > trim_keeps_slabs * stack_pool::stacks_per_slab) {
+      ex_->drop_all_parked();
+      ex_->stacks_->trim_if_idle(trim_keeps_slabs);
+    }
     ex_->parked_ = true;
     idle = std::move(ex_);
   }
