@@ -76,9 +76,9 @@ static constexpr std::size_t max_parked_fibers = 256;
 // Cores free_core() added stay in cores_, idle (no fiber, no resident),
 // past the `ncores_` in use, for the next run's threads: freeing and
 // reallocating them (their ready lists' storage) was a fifth of a small
-// sim_std run's allocations, and moving them aside and back a tenth of its
-// fixed cost. An idle core holds no candidate, so the walks over cores_ see
-// it as empty.
+// sim_std run's allocations, and moving them aside and back about 2% of its
+// instructions. An idle core holds no candidate, so the walks over cores_
+// see it as empty.
 void executor::use_cores(std::uint32_t configured) {
   ncores_ = configured == 0 ? 1 : configured;
   if (cores_.size() < ncores_) cores_.resize(ncores_);

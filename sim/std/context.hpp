@@ -12,8 +12,6 @@ namespace lockstep::sim_std::detail {
 
 using site = sim::code_site;
 
-/// The simulation under way on this thread; `what` (a type name) is refused
-/// outside one, in one line that says where to create it instead.
 /// running()'s refusal, out of line and cold, so that running() itself is a
 /// load and a test inlined into every constructor and join.
 [[noreturn, gnu::noinline, gnu::cold]] inline void not_in_a_thread(const char* what, const site& where) {
@@ -22,6 +20,8 @@ using site = sim::code_site;
                          "(LOCKSTEP_TEST_CASE) or a thread it starts");
 }
 
+/// The simulation under way on this thread; `what` (a type name) is refused
+/// outside one, in one line that says where to create it instead.
 inline sim::executor& running(const char* what, const site& where) {
   sim::executor* ex = sim::executor::running();
   if (ex == nullptr || !ex->in_fiber()) [[unlikely]] not_in_a_thread(what, where);
