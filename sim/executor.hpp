@@ -379,7 +379,14 @@ class executor {
   /// scheduling point, like a thread (sim_std::thread). The cores added are
   /// the run's own: results and traces keep the configured count, and a
   /// replay adds the same ones at the same steps.
-  std::uint32_t free_core();
+  std::uint32_t free_core() {
+    // A core with no live resident has no active or ready fiber either:
+    // fibers never leave the core they were spawned on.
+    for (std::uint32_t i = 1; i < ncores_; ++i) {
+      if (residents_[i] == 0) return i;
+    }
+    return add_core();
+  }
   /// A program that broke a rule of the primitives it uses (unlocked a mutex
   /// it does not own, destroyed a locked one, joined a thread twice): the run
   /// fails (kind abort, message "misuse: ..."), and the calling fiber stops
@@ -612,6 +619,8 @@ class executor {
   [[gnu::noinline]] fiber* choose_next_any();
   /// The run's configured cores in use, every core kept from earlier runs idle.
   void use_cores(std::uint32_t configured);
+  /// free_core() when every core in use has a resident.
+  [[gnu::noinline]] std::uint32_t add_core();
   void set_quiet_until();
   void resume(fiber& f);
   [[gnu::noinline]] fiber* choose_next();

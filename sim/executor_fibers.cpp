@@ -138,20 +138,14 @@ fiber_id executor::spawn_fiber(std::uint32_t core, const char* fixed, std::strin
   return f->id;
 }
 
-std::uint32_t executor::free_core() {
-  // A core with no live resident has no active or ready fiber either: fibers
-  // never leave the core they were spawned on. Past ncores_ every core is
-  // idle, so the first one found there is ncores_ itself, now in use.
-  for (std::uint32_t i = 1; i < cores_.size(); ++i) {
-    if (residents_[i] == 0) {
-      if (i >= ncores_) ncores_ = i + 1;
-      return i;
-    }
+std::uint32_t executor::add_core() {
+  // Past ncores_ every core is idle (no fiber, no resident): the first is
+  // taken into use, or a new one made.
+  if (ncores_ == cores_.size()) {
+    cores_.emplace_back();
+    residents_.push_back(0);
   }
-  cores_.emplace_back();
-  residents_.push_back(0);
-  ncores_ = static_cast<std::uint32_t>(cores_.size());
-  return ncores_ - 1;
+  return ncores_++;
 }
 
 // A resource limit fails the run with its own kind, then unwinds the spawner
