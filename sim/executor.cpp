@@ -148,7 +148,7 @@ void executor::reset(const run_config& config) {
   teardown_steps_ = 0;
   // The scheduler's stack, sanitizer contexts and EH globals are this
   // thread's: unchanged, as the executor never leaves it.
-  set_quiet_until();  // last: it reads the step, the watched step and the flags above
+  set_quiet_until();  // after the step and the strategy's watched step
 }
 
 #if defined(LOCKSTEP_HAS_ASAN)
@@ -612,7 +612,9 @@ fiber* executor::choose_next() {
 }
 
 void executor::set_quiet_until() {
-  const bool quiet = uniform_ != nullptr && !config_.record_decisions && !trace_.on() && !stop_ && !tearing_down_;
+  // (Called where the run is neither stopped nor tearing down: a stop, a
+  // failure and teardown zero quiet_until_ themselves.)
+  const bool quiet = uniform_ != nullptr && !config_.record_decisions && !trace_.on();
   // The next step may be quiet while it is within the budget and before the
   // watched one (a watched step already behind leaves it to pick(), as before).
   const std::uint64_t before_watched = watched_step_ > step_ ? watched_step_ - 1 : 0;

@@ -35,7 +35,12 @@ g++ "${FLAGS[@]}" -isystem "$work/peer/relacy" -I"$work/peer/src" "$work/peer/sr
 g++ "${FLAGS[@]}" -I"$work/prefix/include/lockstep" -I"$work/peer/src" "$work/peer/src/lockstep_peer.cpp" \
   "$work/prefix/lib/liblockstep_sim.a" -lboost_context -o "$work/lockstep_peer"
 
-test_of() { case $1 in a) echo relacy_lost_update ;; b) echo relacy_single_flight ;; c) echo relacy_three_windows ;; esac; }
+test_of() {  # a, b, c: the runtime API's port; a-std, b-std, c-std: sim_std's (test_relacy_std.cpp)
+  case $1 in
+    a) echo relacy_lost_update ;; b) echo relacy_single_flight ;; c) echo relacy_three_windows ;;
+    a-std) echo relacy_std_lost_update ;; b-std) echo relacy_std_single_flight ;; c-std) echo relacy_std_three_windows ;;
+  esac
+}
 # One measurement: the command's executions/s.
 relacy() { "$work/relacy_peer" --bug "$1" --variant fixed --mode throughput --iters "$2" --repeat 1 --sched random; }
 peer() { "$work/lockstep_peer" --bug "$1" --variant fixed --mode throughput --iters "$2" --repeat 1 --strategy random; }
@@ -51,13 +56,24 @@ library_rate() {  # bug, strategy
   python3 -c "print(round(($runs - 1) / ((($t2 - $t1) - ($t1 - $t0)) / 1e9)))"
 }
 median() { python3 -c "import statistics,sys; print(round(statistics.median(float(x) for x in sys.argv[1:])))" "$@"; }
+spread() {  # ratios: median (min-max)
+  python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print(f'{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})')" "$@"
+}
 
-declare -A rates
+declare -A rates ratios
+ratio() { python3 -c "print($1 / $2)"; }
 for ((r = 0; r < rounds; r++)); do
   for bug in a b c; do
-    rates[$bug,relacy]+=" $(relacy "$bug" "$runs" | rate_of_summary)"
+    # Relacy and the two library tests paired within the round, their order
+    # alternating from round to round; each round's ratios are kept.
+    if ((r % 2 == 0)); then
+      rel=$(relacy "$bug" "$runs" | rate_of_summary); lib=$(library_rate "$bug" random); std=$(library_rate "$bug-std" random)
+    else
+      std=$(library_rate "$bug-std" random); lib=$(library_rate "$bug" random); rel=$(relacy "$bug" "$runs" | rate_of_summary)
+    fi
+    rates[$bug,relacy]+=" $rel"; rates[$bug,random]+=" $lib"; rates[$bug,std]+=" $std"
+    ratios[$bug,random]+=" $(ratio "$rel" "$lib")"; ratios[$bug,std]+=" $(ratio "$rel" "$std")"
     rates[$bug,peer]+=" $(peer "$bug" "$runs" | rate_of_summary)"
-    rates[$bug,random]+=" $(library_rate "$bug" random)"
     rates[$bug,pct]+=" $(library_rate "$bug" pct)"
   done
   echo "round $((r + 1))/$rounds done" >&2
@@ -84,18 +100,21 @@ command_of() {  # tool, bug, runs, strategy: one command line (no spaces inside 
 
 echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ); load at end: $(cut -d' ' -f1-3 /proc/loadavg); $(g++ --version | head -1); lockstep $(git -C "$root" rev-parse --short HEAD); relacy $(cat "$peer_src/relacy.commit" | cut -c1-12)"
 echo
-echo "| test | Relacy random | lockstep sim::run random (peer harness) | LOCKSTEP_TEST_CASE random | LOCKSTEP_TEST_CASE pct (k probed per seed) | Relacy ÷ LOCKSTEP_TEST_CASE random |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| test | Relacy random | lockstep sim::run random (peer harness) | LOCKSTEP_TEST_CASE random | LOCKSTEP_TEST_CASE random, sim_std | LOCKSTEP_TEST_CASE pct (k probed per seed) | Relacy ÷ LOCKSTEP_TEST_CASE random, per round | Relacy ÷ sim_std, per round |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for bug in a b c; do
   # shellcheck disable=SC2086
-  rr=$(median ${rates[$bug,relacy]}); rp=$(median ${rates[$bug,peer]}); rl=$(median ${rates[$bug,random]}); rc=$(median ${rates[$bug,pct]})
-  echo "| ($bug) $(test_of "$bug") | $rr/s | $rp/s | $rl/s | $rc/s | $(python3 -c "print(f'{$rr / $rl:.1f}x')") |"
+  rr=$(median ${rates[$bug,relacy]}); rp=$(median ${rates[$bug,peer]}); rl=$(median ${rates[$bug,random]}); rs=$(median ${rates[$bug,std]}); rc=$(median ${rates[$bug,pct]})
+  # shellcheck disable=SC2086
+  echo "| ($bug) $(test_of "$bug") | $rr/s | $rp/s | $rl/s | $rs/s | $rc/s | $(spread ${ratios[$bug,random]}) | $(spread ${ratios[$bug,std]}) |"
 done
+echo
+echo "Ratios below 1: lockstep's test ran more executions a second than Relacy's in that round (median (min-max) over $rounds rounds)."
 echo
 echo "Instructions per execution (callgrind, fixed variants):"
 echo
-echo "| test | Relacy random | lockstep sim::run random | LOCKSTEP_TEST_CASE random | LOCKSTEP_TEST_CASE pct |"
-echo "|---|---:|---:|---:|---:|"
+echo "| test | Relacy random | lockstep sim::run random | LOCKSTEP_TEST_CASE random | LOCKSTEP_TEST_CASE random, sim_std | LOCKSTEP_TEST_CASE pct |"
+echo "|---|---:|---:|---:|---:|---:|"
 for bug in a b c; do
-  echo "| ($bug) $(test_of "$bug") | $(per_run relacy "$bug") | $(per_run peer "$bug") | $(per_run library "$bug" random) | $(per_run library "$bug" pct) |"
+  echo "| ($bug) $(test_of "$bug") | $(per_run relacy "$bug") | $(per_run peer "$bug") | $(per_run library "$bug" random) | $(per_run library "$bug-std" random) | $(per_run library "$bug" pct) |"
 done
