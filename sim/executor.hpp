@@ -94,7 +94,9 @@ class wait_queue {
   wait_queue() = default;
   wait_queue(const wait_queue&) = delete;
   wait_queue& operator=(const wait_queue&) = delete;
-  ~wait_queue();
+  ~wait_queue() {
+    if (head_ != nullptr) [[unlikely]] detach_all();  // inline: most primitives die with no waiter
+  }
   [[nodiscard]] bool empty() const { return head_ == nullptr; }
   [[nodiscard]] fiber* front() const { return head_; }
   [[nodiscard]] std::size_t size() const;
@@ -103,6 +105,7 @@ class wait_queue {
   friend class executor;
   void push_back(fiber& f);
   void unlink(fiber& f);
+  [[gnu::noinline]] void detach_all();
   fiber* head_ = nullptr;
   fiber* tail_ = nullptr;
 };
@@ -385,6 +388,9 @@ class executor {
     for (std::uint32_t i = 1; i < ncores_; ++i) {
       if (residents_[i] == 0) return i;
     }
+    // Past ncores_ every core is idle (no fiber, no resident): an earlier
+    // run's, taken into use, or a new one.
+    if (ncores_ < cores_.size()) [[likely]] return ncores_++;
     return add_core();
   }
   /// A program that broke a rule of the primitives it uses (unlocked a mutex
@@ -619,7 +625,7 @@ class executor {
   [[gnu::noinline]] fiber* choose_next_any();
   /// The run's configured cores in use, every core kept from earlier runs idle.
   void use_cores(std::uint32_t configured);
-  /// free_core() when every core in use has a resident.
+  /// free_core() when every core in use has a resident and none is idle.
   [[gnu::noinline]] std::uint32_t add_core();
   void set_quiet_until();
   void resume(fiber& f);

@@ -139,12 +139,8 @@ fiber_id executor::spawn_fiber(std::uint32_t core, const char* fixed, std::strin
 }
 
 std::uint32_t executor::add_core() {
-  // Past ncores_ every core is idle (no fiber, no resident): the first is
-  // taken into use, or a new one made.
-  if (ncores_ == cores_.size()) {
-    cores_.emplace_back();
-    residents_.push_back(0);
-  }
+  cores_.emplace_back();
+  residents_.push_back(0);
   return ncores_++;
 }
 

@@ -21,7 +21,7 @@ const char* reason_name(wake_reason r) {
 
 // --- wait_queue -------------------------------------------------------------
 
-wait_queue::~wait_queue() {
+void wait_queue::detach_all() {
   // A primitive destroyed while fibers still wait on it: detach them so no
   // fiber points into freed memory. They stay blocked until teardown.
   while (head_ != nullptr) unlink(*head_);

@@ -5,6 +5,14 @@
 // sim::runtime::spawn. Misuse that std::thread answers with std::terminate or
 // a system_error (joining twice, joining oneself, destroying a joinable
 // thread) fails the run instead, naming the thread and the line.
+//
+// Starting and joining a thread are no scheduling points of their own: what
+// another thread could run there commutes with them (a start makes a fiber
+// runnable that no one else can see yet; a join of an ended thread reads only
+// that it ended), so every outcome is reached at the operations before and
+// after them, and a join of a thread still running blocks, which is a
+// decision anyway. Each was a decision a run that no outcome needed, a
+// sixth of a small test's (results/sim_std.md).
 #pragma once
 
 #include <chrono>
@@ -47,7 +55,6 @@ class thread {
   explicit thread(F&& f, Args&&... args) {
     // No line of the caller's here: a default argument cannot follow a pack.
     ex_ = &detail::running("thread", detail::site());
-    ex_->schedule_point();
     // Decayed copies, as std::thread makes: the caller's arguments may die first.
     auto call = [fn = std::decay_t<F>(std::forward<F>(f)),
                  tuple = std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)]() mutable {
@@ -80,7 +87,6 @@ class thread {
       refuse_join(ex, where);
       return;
     }
-    ex.schedule_point();
     const sim::fiber_id target = id_;
     id_ = sim::no_fiber;  // joined from here on, even if this join is cancelled
     ex.join(target);
