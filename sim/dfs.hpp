@@ -37,6 +37,18 @@
 // outside a lockstep mutex is invisible to it, and reorderings of such steps
 // are pruned as if they commuted.
 //
+// A choice a step makes that is not a fiber (which store a relaxed load
+// reads, a store's place in modification order, a weak compare-exchange's
+// spurious failure, which waiter notify_one wakes, a spurious wake-up) is a
+// node of its own. Without dpor it is branched on like any decision (its
+// values as delays). With dpor every value is tried, as loom does for the
+// stores a load may read: the reduction prunes only reorderings of steps,
+// and each run's races are those of the values it took. A step that made a
+// choice may touch other objects with another value, so its fiber is never
+// put to sleep on one value's accesses (a sleep set only prunes: fewer
+// schedules pruned, none missed). Timer ties and jitter, decided between
+// steps, are not reordered by it (refused with dpor).
+//
 // Sleep sets (Godefroid, 1996; used with DPOR in Flanagan & Godefroid's
 // algorithm) prune what the backtrack sets alone still repeat: once a
 // decision has tried fiber p, a sibling choice q whose step is independent of
@@ -162,6 +174,11 @@ class dfs_tree {
   /// ran the step before (UINT64_MAX before the first). Throws
   /// replay_divergence when `c` is not what an earlier run saw here.
   std::size_t pick(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous);
+  /// A choice inside step `step` (which store a load reads, whether a weak
+  /// compare-exchange fails, which waiter a notify wakes): candidates
+  /// numbered 0..n-1, the ordinary outcome 0 first. With dpor every value is
+  /// tried (see above).
+  std::size_t pick_choice(std::span<const candidate> c, std::uint64_t step);
   /// dpor: fiber `fiber` runs the next step; the step touches `key`.
   void note_step(std::uint32_t fiber);
   void note_access(std::uint64_t key);
@@ -176,7 +193,10 @@ class dfs_tree {
     touch_set touches;
   };
   struct node {
-    std::vector<std::uint32_t> order;  ///< candidate fiber ids, default first
+    std::vector<std::uint32_t> order;  ///< candidate fiber ids (a choice's values), default first
+    /// A choice inside a step, not a decision between fibers' steps: dpor
+    /// tries all its values and keeps it out of the sleep sets and races.
+    bool choice = false;
     std::uint32_t chosen = 0;          ///< index into order
     /// Choices from this index on cost a preemption: 1 when the fiber that
     /// ran before stopped at a scheduling point (order[0] is it), the last
@@ -209,6 +229,9 @@ class dfs_tree {
     std::uint32_t fiber;
     std::size_t first_access;  ///< into accesses_; the next step's is its end
     std::size_t cause;         ///< the step that spawned or woke this fiber before it; npos: none
+    /// It made a choice: what it touches may differ with the value, so its
+    /// fiber is never put to sleep on what one value's run touched.
+    bool varies = false;
   };
   std::vector<std::size_t> pending_cause_;  ///< by fiber: the step that made it runnable (npos: none)
   std::vector<step_record> steps_;
@@ -230,10 +253,13 @@ class dfs_tree {
   std::vector<std::uint32_t> last_fiber_, last_seq_, last_clock_;
   std::vector<std::size_t> node_of_step_;   ///< by step number: its decision's index in path_
   std::vector<std::uint64_t> touched_;
+  std::vector<std::uint32_t> first_seq_, initials_;  ///< add_source's
   std::size_t replayed_steps_ = 0;  ///< steps before the path's last decision, as an earlier run took them
+  std::size_t decide(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous, bool choice);
   void update_sleep();
   [[nodiscard]] bool asleep(std::uint32_t fiber) const;
   void add_backtrack_points();
+  void add_source(node& n, std::size_t j, std::size_t k, std::size_t f_count);
   bool advance_dpor();
 };
 

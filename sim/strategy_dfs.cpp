@@ -48,7 +48,7 @@ class dfs_strategy final : public strategy {
   // A choice has no fiber that ran before it: its ordinary outcome (0) first,
   // the others as delays, none a preemption.
   std::size_t pick_choice(std::span<const candidate> c, std::size_t, std::uint64_t step) override {
-    return tree_->pick(c, step, UINT64_MAX);
+    return tree_->pick_choice(c, step);
   }
   // Every step is watched: the fiber that ran last is what preemptions and
   // the round-robin order are measured from.
@@ -60,9 +60,6 @@ class dfs_strategy final : public strategy {
   }
   bool wants_accesses() const override { return dpor_; }
   bool wants_harness_accesses() const override { return dpor_; }
-  // The reduction's steps are fibers' steps: a choice that is not one has no
-  // place in its happens-before, so under it choices keep their ordinary outcome.
-  bool explores_choices() const override { return !dpor_; }
   void on_access(std::uint64_t key) override { tree_->note_access(key); }
 
  private:
@@ -103,8 +100,14 @@ void dfs_tree::begin_run() {
     replayed_steps_ = static_cast<std::size_t>(path_.back().step - 1);
     // The run replays the path up to its last decision, where an earlier run
     // carried the sleep set already (that decision keeps it): start there.
-    sleep_node_ = path_.size() - 1;
-    sleep_through_ = static_cast<std::size_t>(path_.back().step - 1);
+    // A choice keeps none (its step is the one that changes): start at the
+    // decision between steps before it, or at the run's start.
+    std::size_t d = path_.size() - 1;
+    while (d > 0 && path_[d].choice) --d;
+    if (!path_[d].choice) {
+      sleep_node_ = d;
+      sleep_through_ = static_cast<std::size_t>(path_[d].step - 1);
+    }
   }
 }
 
@@ -141,6 +144,8 @@ void dfs_tree::update_sleep() {
   for (; sleep_through_ < steps_.size() && asleep_from_ == SIZE_MAX; ++sleep_through_) {
     const std::size_t k = sleep_through_;
     const std::uint32_t fiber = steps_[k].fiber;
+    // Choices inside steps carry nothing here: the decisions between steps do.
+    while (sleep_node_ < path_.size() && path_[sleep_node_].choice) ++sleep_node_;
     const bool decided = sleep_node_ < path_.size() && path_[sleep_node_].step == k + 1;
     // A step no decision took and no sleeper waits on changes nothing here.
     if (!decided && sleep_.empty()) continue;
@@ -151,7 +156,9 @@ void dfs_tree::update_sleep() {
     touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
     if (decided) {
       node& n = path_[sleep_node_++];
-      if (!n.took[n.chosen]) n.took[n.chosen] = std::make_shared<const std::vector<std::uint64_t>>(touched_);
+      if (!n.took[n.chosen] && !steps_[k].varies) {
+        n.took[n.chosen] = std::make_shared<const std::vector<std::uint64_t>>(touched_);
+      }
       sleep_ = n.sleep;
       for (std::uint32_t j = 0; j < n.order.size(); ++j) {
         if (j != n.chosen && n.done[j] && n.took[j]) sleep_.push_back({n.order[j], n.took[j]});
@@ -168,6 +175,16 @@ void dfs_tree::update_sleep() {
 
 std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous) {
   if (bounds_.dpor) update_sleep();
+  return decide(c, step, previous, false);
+}
+
+std::size_t dfs_tree::pick_choice(std::span<const candidate> c, std::uint64_t step) {
+  // (No update_sleep here: the step under way has not ended.)
+  if (bounds_.dpor && !steps_.empty()) steps_.back().varies = true;
+  return decide(c, step, UINT64_MAX, bounds_.dpor);
+}
+
+std::size_t dfs_tree::decide(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous, bool choice) {
   if (in_fair_tail_ || asleep_from_ != SIZE_MAX || step > bounds_.fair_after) {
     if (!in_fair_tail_ && asleep_from_ == SIZE_MAX) {
       in_fair_tail_ = true;
@@ -238,7 +255,14 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
     delays_ += want;
   }
   n.step = step;
-  if (bounds_.dpor) {
+  if (choice) {
+    // Every value, the ordinary one first; a choice has no sleepers.
+    n.choice = true;
+    n.backtrack.assign(n.order.size(), true);
+    n.done.assign(n.order.size(), false);
+    n.done[0] = true;
+    n.took.assign(n.order.size(), nullptr);
+  } else if (bounds_.dpor) {
     // The first candidate in order that is not asleep; none: this order was
     // explored already, and the run finishes without branching.
     std::uint32_t awake = 0;
@@ -246,7 +270,7 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
     if (awake == n.order.size()) {
       asleep_from_ = steps_.size();
       ++sleep_blocked_runs_;
-      return pick(c, step, previous);
+      return decide(c, step, previous, false);
     }
     n.chosen = awake;
     n.backtrack.assign(n.order.size(), false);
@@ -370,7 +394,7 @@ void dfs_tree::add_backtrack_points() {
   // Steps are numbered from 1: the decision of step number s is path_[node_of_step_[s]].
   node_of_step_.assign(explored + 2, std::string::npos);
   for (std::size_t i = 0; i < path_.size(); ++i) {
-    if (path_[i].step < node_of_step_.size()) node_of_step_[path_[i].step] = i;
+    if (!path_[i].choice && path_[i].step < node_of_step_.size()) node_of_step_[path_[i].step] = i;
   }
   const std::size_t replayed = replayed_steps_;
   for (std::size_t k = 0; k < explored; ++k) {
@@ -393,16 +417,9 @@ void dfs_tree::add_backtrack_points() {
       // A race of two steps before the path's last decision was found by the
       // run that first took them (the same steps, the same objects).
       if (q != p && k >= replayed && before_[q] < last_seq_[id]) {
-        // j and k race: the decision of step j + 1 gets p to try.
-        if (const std::size_t at = node_of_step_[j + 1]; at != std::string::npos) {
-          node& n = path_[at];
-          const auto i = std::find(n.order.begin(), n.order.end(), p);
-          if (i != n.order.end()) {
-            n.backtrack[static_cast<std::size_t>(i - n.order.begin())] = true;
-          } else {
-            n.backtrack.assign(n.order.size(), true);  // p could not run there: every candidate
-          }
-        }
+        // j and k race: the decision of step j + 1 gets a fiber to try that
+        // starts the reversal (add_source).
+        if (const std::size_t at = node_of_step_[j + 1]; at != std::string::npos) add_source(path_[at], j, k, f_count);
       }
       const std::uint32_t* c = last_clock_.data() + id * f_count;
       for (std::size_t f = 0; f < f_count; ++f) now_[f] = std::max(now_[f], c[f]);
@@ -416,6 +433,50 @@ void dfs_tree::add_backtrack_points() {
     }
     std::copy(now_.begin(), now_.end(), after_.begin() + static_cast<std::ptrdiff_t>(k * f_count));
     std::copy(now_.begin(), now_.end(), clock_.begin() + static_cast<std::ptrdiff_t>(p * f_count));
+  }
+}
+
+// Reversing the race of steps j and k (k by fiber p) means running first,
+// at j's decision, the steps after j that do not happen after it, then k: v
+// in source-DPOR's terms (Abdulla, Aronis, Jonsson, Sagonas, POPL 2014). The
+// decision must try one of v's initials, a fiber whose first step in v has
+// no step of v before it; none is added when it tries one already. Trying p
+// (Flanagan & Godefroid's rule) is not enough: when p's step k happens after
+// a step in v (p learned something from a fiber that ran after j), running p
+// first at j's decision does not reach the reversal, and whole outcomes were
+// missed (test_litmus, partial_order_reduction_misses_no_outcome_of_the_full_search).
+void dfs_tree::add_source(node& n, std::size_t j, std::size_t k, std::size_t f_count) {
+  const std::uint32_t q = steps_[j].fiber;
+  const std::uint32_t seq_j = after_[j * f_count + q];
+  first_seq_.assign(f_count, UINT32_MAX);  // by fiber: the seq of its first step in v
+  initials_.clear();
+  const auto has_predecessor_in_v = [&](const std::uint32_t* clock) {
+    for (std::size_t f = 0; f < f_count; ++f) {
+      if (first_seq_[f] != UINT32_MAX && clock[f] >= first_seq_[f]) return true;
+    }
+    return false;
+  };
+  for (std::size_t i = j + 1; i < k; ++i) {
+    const std::uint32_t* clock = after_.data() + i * f_count;
+    if (clock[q] >= seq_j) continue;  // happens after j: not in v
+    const std::uint32_t fi = steps_[i].fiber;
+    if (!has_predecessor_in_v(clock)) initials_.push_back(fi);
+    first_seq_[fi] = std::min(first_seq_[fi], clock[fi]);
+  }
+  const std::uint32_t p = steps_[k].fiber;
+  if (!has_predecessor_in_v(before_.data())) initials_.push_back(p);  // k ends v
+  std::size_t pick = n.order.size();
+  for (const std::uint32_t f : initials_) {
+    const auto at = std::find(n.order.begin(), n.order.end(), f);
+    if (at == n.order.end()) continue;
+    const auto i = static_cast<std::size_t>(at - n.order.begin());
+    if (n.backtrack[i] || n.done[i]) return;  // tried there already
+    if (pick == n.order.size() || f == p) pick = i;
+  }
+  if (pick != n.order.size()) {
+    n.backtrack[pick] = true;
+  } else {
+    n.backtrack.assign(n.order.size(), true);  // no initial could run there: every candidate
   }
 }
 

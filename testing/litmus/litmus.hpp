@@ -57,17 +57,18 @@ struct search {
 };
 
 /// Every schedule of `program(outcomes)`, every load's and store's choice
-/// included (dfs within the bounds; none: all), at most `max_schedules`.
+/// included (dfs within the bounds; none: all), at most `max_schedules`;
+/// with `dpor` (no bounds) reorderings of independent steps run once.
 template <class Program>
 search every_schedule(Program program, bool seq_cst_only, std::optional<std::uint32_t> preemption_bound = std::nullopt,
                       std::optional<std::uint32_t> delay_bound = std::nullopt,
-                      std::uint64_t max_schedules = 5'000'000) {
+                      std::uint64_t max_schedules = 5'000'000, bool dpor = false) {
   search s;
   sim::run_config c;
   c.seed = 1;
   c.trace = sim::trace_mode::off;
   c.seq_cst_only = seq_cst_only;
-  const sim::dfs_bounds bounds{preemption_bound, delay_bound, 10'000, false};
+  const sim::dfs_bounds bounds{preemption_bound, delay_bound, 10'000, dpor};
   const sim::dfs_outcome o = sim::search_dfs(
       c, bounds, max_schedules,
       [&](const sim::run_config& rc) { return sim::run(rc, [&](sim::runtime&) { program(s.outcomes); }); },
