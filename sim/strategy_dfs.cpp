@@ -446,6 +446,7 @@ void dfs_tree::add_backtrack_points() {
 // first at j's decision does not reach the reversal, and whole outcomes were
 // missed (test_litmus, partial_order_reduction_misses_no_outcome_of_the_full_search).
 void dfs_tree::add_source(node& n, std::size_t j, std::size_t k, std::size_t f_count) {
+  if (std::all_of(n.backtrack.begin(), n.backtrack.end(), [](bool b) { return b; })) return;  // nothing to add
   const std::uint32_t q = steps_[j].fiber;
   const std::uint32_t seq_j = after_[j * f_count + q];
   first_seq_.assign(f_count, UINT32_MAX);  // by fiber: the seq of its first step in v
