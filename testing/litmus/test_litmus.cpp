@@ -44,6 +44,21 @@ std::string list(const std::set<std::string>& s) {
   return out;
 }
 
+/// Each outcome `t` allows was seen, and nothing else (so no forbidden one).
+void check_exactly_the_allowed(const litmus::test& t, const std::set<std::string>& seen) {
+  std::set<std::string> missing;
+  for (const std::string& o : t.allowed) {
+    if (seen.count(o) == 0) missing.insert(o);
+  }
+  std::set<std::string> unexpected;
+  for (const std::string& o : seen) {
+    if (t.allowed.count(o) == 0) unexpected.insert(o);
+  }
+  BOOST_TEST(missing.empty(), "allowed but never seen:" << list(missing));
+  BOOST_TEST(unexpected.empty(), "seen but not allowed:" << list(unexpected));
+  for (const std::string& o : t.forbidden) BOOST_TEST(seen.count(o) == 0U, "forbidden, seen: " << o);
+}
+
 }  // namespace
 
 // A program whose accesses are all seq_cst never starts the model (every
@@ -63,17 +78,7 @@ BOOST_AUTO_TEST_CASE(every_allowed_outcome_is_seen_and_no_forbidden_one) {
           false, t.preemption_bound);
       BOOST_TEST_MESSAGE(t.name << ": " << s.schedules << " schedules, " << s.outcomes.size() << " outcomes");
       BOOST_TEST(!s.failure.has_value());
-      std::set<std::string> missing;
-      for (const std::string& o : t.allowed) {
-        if (s.outcomes.count(o) == 0) missing.insert(o);
-      }
-      std::set<std::string> unexpected;
-      for (const std::string& o : s.outcomes) {
-        if (t.allowed.count(o) == 0) unexpected.insert(o);
-      }
-      BOOST_TEST(missing.empty(), "allowed but never seen:" << list(missing));
-      BOOST_TEST(unexpected.empty(), "seen but not allowed:" << list(unexpected));
-      for (const std::string& o : t.forbidden) BOOST_TEST(s.outcomes.count(o) == 0U, "forbidden, seen: " << o);
+      check_exactly_the_allowed(t, s.outcomes);
       }
     }
   }
@@ -91,16 +96,7 @@ BOOST_AUTO_TEST_CASE(partial_order_reduction_sees_the_same_outcomes) {
       const search reduced = litmus::every_schedule(program, false, std::nullopt, std::nullopt, 5'000'000, true);
       BOOST_TEST(reduced.exhausted, "the reduced search did not finish: " << reduced.schedules << " schedules");
       BOOST_TEST(!reduced.failure.has_value());
-      std::set<std::string> missing;
-      for (const std::string& o : t.allowed) {
-        if (reduced.outcomes.count(o) == 0) missing.insert(o);
-      }
-      std::set<std::string> unexpected;
-      for (const std::string& o : reduced.outcomes) {
-        if (t.allowed.count(o) == 0) unexpected.insert(o);
-      }
-      BOOST_TEST(missing.empty(), "allowed but never seen:" << list(missing));
-      BOOST_TEST(unexpected.empty(), "seen but not allowed:" << list(unexpected));
+      check_exactly_the_allowed(t, reduced.outcomes);
       if (!t.preemption_bound) {
         const search full = every_schedule(program, false);
         BOOST_TEST(reduced.schedules < full.schedules);
