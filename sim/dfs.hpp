@@ -254,6 +254,7 @@ class dfs_tree {
   std::vector<std::size_t> node_of_step_;   ///< by step number: its decision's index in path_
   std::vector<std::uint64_t> touched_;
   std::vector<std::uint32_t> first_seq_, initials_;  ///< add_source's
+  std::vector<std::size_t> races_;                   ///< the earlier steps the step at hand races with
   std::size_t replayed_steps_ = 0;  ///< steps before the path's last decision, as an earlier run took them
   std::size_t decide(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous, bool choice);
   void update_sleep();

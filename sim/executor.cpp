@@ -119,7 +119,6 @@ void executor::reset(const run_config& config) {
   watched_step_ = strategy_->next_watched_step();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
   harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
-  explores_choices_ = strategy_->explores_choices();
   candidates_total_ = 0;
   stop_ = false;
   candidates_.clear();
@@ -228,7 +227,6 @@ executor::executor(const run_config& config)
   set_quiet_until();
   access_sink_ = strategy_->wants_accesses() ? strategy_.get() : nullptr;
   harness_sink_ = strategy_->wants_harness_accesses() ? strategy_.get() : nullptr;
-  explores_choices_ = strategy_->explores_choices();
 }
 
 constinit thread_local executor* executor::running_ = nullptr;
@@ -636,7 +634,7 @@ std::size_t executor::choose(std::size_t count, const char* what) {
 
 // choose(), and the scheduler's own choices between steps (timer ties).
 std::size_t executor::choice(std::size_t count, const char* what) {
-  if (count <= 1 || tearing_down_ || stop_ || !explores_choices_) return 0;
+  if (count <= 1 || tearing_down_ || stop_) return 0;
   std::size_t index = 0;
   if (uniform_ != nullptr) {
     index = draw_below(count);

@@ -672,7 +672,6 @@ class executor {
   std::unique_ptr<strategy> strategy_;
   strategy* access_sink_ = nullptr;  // strategy_ when it wants_accesses()
   strategy* harness_sink_ = nullptr;  // strategy_ when it wants_harness_accesses()
-  bool explores_choices_ = true;     // strategy_->explores_choices(), read once per run
   std::uint64_t atomics_ = 0;
   void report_access(std::uint64_t key);
   void order_access(std::uint64_t key);

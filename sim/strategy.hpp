@@ -71,10 +71,6 @@ class strategy {
   virtual std::size_t pick_choice(std::span<const candidate> candidates, std::size_t count, std::uint64_t step) {
     return pick(candidates, count, step);
   }
-  /// Whether executor::choose() (a choice that is not a fiber: a spurious
-  /// wake-up) asks pick() at all; when false every such choice is its
-  /// ordinary outcome and no decision is recorded. Read once per run.
-  [[nodiscard]] virtual bool explores_choices() const { return true; }
   /// Replay only: decisions recorded but not used when the run ended.
   [[nodiscard]] virtual std::size_t unconsumed() const { return 0; }
   /// Becomes what make_strategy(name, seed, options) would build, in place,

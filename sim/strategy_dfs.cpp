@@ -418,12 +418,16 @@ void dfs_tree::add_backtrack_points() {
       // run that first took them (the same steps, the same objects).
       if (q != p && k >= replayed && before_[q] < last_seq_[id]) {
         // j and k race: the decision of step j + 1 gets a fiber to try that
-        // starts the reversal (add_source).
-        if (const std::size_t at = node_of_step_[j + 1]; at != std::string::npos) add_source(path_[at], j, k, f_count);
+        // starts the reversal (add_source, once k's clock is whole).
+        races_.push_back(j);
       }
       const std::uint32_t* c = last_clock_.data() + id * f_count;
       for (std::size_t f = 0; f < f_count; ++f) now_[f] = std::max(now_[f], c[f]);
     }
+    for (const std::size_t j : races_) {
+      if (const std::size_t at = node_of_step_[j + 1]; at != std::string::npos) add_source(path_[at], j, k, f_count);
+    }
+    races_.clear();
     for (std::size_t a = steps_[k].first_access; a < end; ++a) {
       const std::size_t id = id_of(accesses_[a]);
       last_step_[id] = k;
@@ -465,7 +469,7 @@ void dfs_tree::add_source(node& n, std::size_t j, std::size_t k, std::size_t f_c
     first_seq_[fi] = std::min(first_seq_[fi], clock[fi]);
   }
   const std::uint32_t p = steps_[k].fiber;
-  if (!has_predecessor_in_v(before_.data())) initials_.push_back(p);  // k ends v
+  if (!has_predecessor_in_v(now_.data())) initials_.push_back(p);  // k ends v (now_: all k happens after)
   std::size_t pick = n.order.size();
   for (const std::uint32_t f : initials_) {
     const auto at = std::find(n.order.begin(), n.order.end(), f);
