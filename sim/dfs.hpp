@@ -44,10 +44,16 @@
 // values as delays). With dpor every value is tried, as loom does for the
 // stores a load may read: the reduction prunes only reorderings of steps,
 // and each run's races are those of the values it took. A step that made a
-// choice may touch other objects with another value, so its fiber is never
-// put to sleep on one value's accesses (a sleep set only prunes: fewer
-// schedules pruned, none missed). Timer ties and jitter, decided between
-// steps, are not reordered by it (refused with dpor).
+// choice may touch other objects with another value (the code after the
+// operation branches on it: a harness event logged, another waiter woken),
+// so its fiber sleeps on what the step touched in any of its values' runs:
+// every run through the decision runs the step again, and a sibling reads
+// the union only once the fiber's subtree, every value, is done. The values a
+// step may take depend on the objects it touches (a load's on its
+// location's stores and the loading thread's view), which a step that
+// touches none of them does not change; a seq_cst fence, which touches no
+// object, only narrows what a later seq_cst load may read. Timer ties and
+// jitter, decided between steps, are not reordered by it (refused with dpor).
 //
 // Sleep sets (Godefroid, 1996; used with DPOR in Flanagan & Godefroid's
 // algorithm) prune what the backtrack sets alone still repeat: once a
@@ -230,7 +236,7 @@ class dfs_tree {
     std::size_t first_access;  ///< into accesses_; the next step's is its end
     std::size_t cause;         ///< the step that spawned or woke this fiber before it; npos: none
     /// It made a choice: what it touches may differ with the value, so its
-    /// fiber is never put to sleep on what one value's run touched.
+    /// fiber sleeps on what every value's run of it touched (update_sleep).
     bool varies = false;
   };
   std::vector<std::size_t> pending_cause_;  ///< by fiber: the step that made it runnable (npos: none)
@@ -238,6 +244,7 @@ class dfs_tree {
   std::vector<std::uint64_t> accesses_;
   // dpor: the run's sleep set now, carried step by step (update_sleep).
   std::vector<sleeper> sleep_;
+  std::vector<std::uint64_t> merged_;  ///< update_sleep's scratch: a varying step's touches over its runs
   std::size_t sleep_through_ = 0;   ///< steps_ the sleep set has been carried through
   std::size_t sleep_node_ = 0;      ///< the next path_ node whose step update_sleep meets
   std::size_t asleep_from_ = SIZE_MAX;  ///< steps_ index where every runnable fiber was asleep

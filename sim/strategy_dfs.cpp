@@ -1,6 +1,8 @@
 // dfs: one schedule of a bounded depth-first search (dfs.hpp), and the
 // search's moves between runs.
 #include <algorithm>
+#include <iterator>
+#include <memory>
 #include <string>
 
 #include "sim/dfs.hpp"
@@ -156,8 +158,16 @@ void dfs_tree::update_sleep() {
     touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
     if (decided) {
       node& n = path_[sleep_node_++];
-      if (!n.took[n.chosen] && !steps_[k].varies) {
-        n.took[n.chosen] = std::make_shared<const std::vector<std::uint64_t>>(touched_);
+      std::shared_ptr<const std::vector<std::uint64_t>>& took = n.took[n.chosen];
+      if (!took) {
+        took = std::make_shared<const std::vector<std::uint64_t>>(touched_);
+      } else if (steps_[k].varies && !std::includes(took->begin(), took->end(), touched_.begin(), touched_.end())) {
+        // Every run that takes this decision runs the step again with other
+        // values: it sleeps on what any of them touched (took[j] is read
+        // only once j's subtree, every value, is done).
+        merged_.clear();
+        std::set_union(took->begin(), took->end(), touched_.begin(), touched_.end(), std::back_inserter(merged_));
+        took = std::make_shared<const std::vector<std::uint64_t>>(merged_);
       }
       sleep_ = n.sleep;
       for (std::uint32_t j = 0; j < n.order.size(); ++j) {

@@ -3,12 +3,14 @@
 # planted bug under scenarios/canaries/, each searched with
 # `explore --strategy dfs --delay-bound D` (seed 1), or with `--dpor` when D is
 # "dpor", one line per file with its verdict, schedules and wall time; a
-# Markdown table on stdout.
+# Markdown table on stdout. WALL_BUDGET (like 20s) also stops each file's
+# search after that much wall time ("not verified: stopped (time)").
 #
-#   tools/bench/dfs_library.sh LOCKSTEP_BINARY [DELAY_BOUND|dpor] [MAX_SCHEDULES]
+#   tools/bench/dfs_library.sh LOCKSTEP_BINARY [DELAY_BOUND|dpor] [MAX_SCHEDULES] [WALL_BUDGET]
 set -uo pipefail
-L=$1 D=${2:-2} M=${3:-1000000}
+L=$1 D=${2:-2} M=${3:-1000000} T=${4:-}
 if [ "$D" = dpor ]; then search=(--dpor); else search=(--delay-bound "$D"); fi
+[ -n "$T" ] && search+=(--time "$T")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "| file | verdict | schedules | deepest path (decisions) | wall |"
