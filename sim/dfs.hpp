@@ -62,7 +62,9 @@
 // subtree, where p is not chosen again until a step dependent on p's step
 // runs. A run that reaches a point where every runnable fiber is asleep
 // repeats an order already explored: it is finished without branching and
-// its steps past that point add no backtrack points.
+// its steps past that point add no backtrack points. (A sleeper that runs
+// because it alone could, with no decision, is found at its step's first
+// choice, so that the choice is not branched on, or else when the step ends.)
 //
 // Two runs that take the same decisions must see the same runnable fibers at
 // each; a program that does not (it reads a clock, a real random source, or
@@ -264,7 +266,10 @@ class dfs_tree {
   std::vector<std::size_t> races_;                   ///< the earlier steps the step at hand races with
   std::size_t replayed_steps_ = 0;  ///< steps before the path's last decision, as an earlier run took them
   std::size_t decide(std::span<const candidate> c, std::uint64_t step, std::uint64_t previous, bool choice);
-  void update_sleep();
+  /// Carries the sleep set through the run's steps before `before` (all: the
+  /// last step has ended).
+  void update_sleep(std::size_t before = SIZE_MAX);
+  bool took_by_decision(std::size_t k);
   [[nodiscard]] bool asleep(std::uint32_t fiber) const;
   void add_backtrack_points();
   void add_source(node& n, std::size_t j, std::size_t k, std::size_t f_count);

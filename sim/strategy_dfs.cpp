@@ -142,13 +142,11 @@ bool dfs_tree::asleep(std::uint32_t fiber) const {
 // earlier tries to sleep beside what was asleep there; every step then wakes
 // the sleepers it does not commute with. A step run by a sleeper (it was the
 // only fiber that could run) means every runnable fiber was asleep.
-void dfs_tree::update_sleep() {
-  for (; sleep_through_ < steps_.size() && asleep_from_ == SIZE_MAX; ++sleep_through_) {
+void dfs_tree::update_sleep(std::size_t before) {
+  for (; sleep_through_ < std::min(before, steps_.size()) && asleep_from_ == SIZE_MAX; ++sleep_through_) {
     const std::size_t k = sleep_through_;
     const std::uint32_t fiber = steps_[k].fiber;
-    // Choices inside steps carry nothing here: the decisions between steps do.
-    while (sleep_node_ < path_.size() && path_[sleep_node_].choice) ++sleep_node_;
-    const bool decided = sleep_node_ < path_.size() && path_[sleep_node_].step == k + 1;
+    const bool decided = took_by_decision(k);
     // A step no decision took and no sleeper waits on changes nothing here.
     if (!decided && sleep_.empty()) continue;
     const std::size_t end = k + 1 < steps_.size() ? steps_[k + 1].first_access : accesses_.size();
@@ -188,9 +186,27 @@ std::size_t dfs_tree::pick(std::span<const candidate> c, std::uint64_t step, std
   return decide(c, step, previous, false);
 }
 
+// Whether a decision between steps took step k (the next such node on the
+// path is k's); choices inside steps carry nothing for the sleep set.
+bool dfs_tree::took_by_decision(std::size_t k) {
+  while (sleep_node_ < path_.size() && path_[sleep_node_].choice) ++sleep_node_;
+  return sleep_node_ < path_.size() && path_[sleep_node_].step == k + 1;
+}
+
 std::size_t dfs_tree::pick_choice(std::span<const candidate> c, std::uint64_t step) {
-  // (No update_sleep here: the step under way has not ended.)
-  if (bounds_.dpor && !steps_.empty()) steps_.back().varies = true;
+  if (bounds_.dpor && !steps_.empty()) {
+    const std::size_t k = steps_.size() - 1;  // the step under way
+    steps_[k].varies = true;
+    // The steps before it have ended: carry the sleep set through them. A
+    // sleeper's step that no decision took (it was the only fiber that could
+    // run) repeats an explored order, as update_sleep() would find once the
+    // step ends: its choices are not branched on either.
+    update_sleep(k);
+    if (asleep_from_ == SIZE_MAX && sleep_through_ == k && !took_by_decision(k) && asleep(steps_[k].fiber)) {
+      asleep_from_ = k;
+      ++sleep_blocked_runs_;
+    }
+  }
   return decide(c, step, UINT64_MAX, bounds_.dpor);
 }
 
