@@ -52,8 +52,8 @@
 // step may take depend on the objects it touches (a load's on its
 // location's stores and the loading thread's view), which a step that
 // touches none of them does not change; a seq_cst fence, which touches no
-// object, only narrows what a later seq_cst load may read. Timer ties and
-// jitter, decided between steps, are not reordered by it (refused with dpor).
+// object, only narrows what a later seq_cst load may read. A timer tie's
+// order and a timed wait's lateness are such choices too: every value tried.
 //
 // Sleep sets (Godefroid, 1996; used with DPOR in Flanagan & Godefroid's
 // algorithm) prune what the backtrack sets alone still repeat: once a

@@ -288,11 +288,6 @@ explore_result explore(const std::string& test, const test_options& o, const tes
       throw bad_input(".dpor = true: expected .preemption_bound and .delay_bound std::nullopt (LOCKSTEP_PREEMPTION_BOUND="
                       "none): the reduction searches without bounds");
     }
-    if (o.dpor && (o.timer_ties || o.timer_jitter_ns != 0)) {
-      throw bad_input(".dpor = true: expected .timer_ties false and .timer_jitter_ns 0 (LOCKSTEP_TIMER_TIES, "
-                      "LOCKSTEP_TIMER_JITTER): the reduction reorders fibers' steps and tries every value of the "
-                      "choices a step makes, but does not move timers");
-    }
     const sim::dfs_bounds bounds{o.preemption_bound, o.delay_bound, 10'000, o.dpor};
     sim::run_config c = config_for(o, "dfs", o.first_seed);
     c.trace = sim::trace_mode::off;

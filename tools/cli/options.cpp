@@ -225,11 +225,6 @@ void resolve_dfs(run_options& o, explore_options& e) {
       throw input_error("--dfs-from: expected no position with --dpor (a search with partial-order reduction "
                         "cannot resume: what it tried where, and where steps raced, is not in a position)");
     }
-    if (o.timer_ties || o.timer_jitter_ns.value_or(0) != 0) {
-      throw input_error(std::string(o.timer_ties ? "--timer-ties" : "--timer-jitter") +
-                        ": expected no timer choices with --dpor (the reduction reorders fibers' steps and tries "
-                        "every value of the choices a step makes, but does not move timers)");
-    }
   } else if (!e.preemption_bound_text.empty()) {
     e.preemption_bound = parse_bound("--preemption-bound", e.preemption_bound_text);
   } else if (e.delay_bound_text.empty()) {
