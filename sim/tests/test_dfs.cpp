@@ -342,6 +342,22 @@ BOOST_AUTO_TEST_CASE(a_position_that_does_not_fit_is_a_divergence) {
 
 namespace {
 
+// The drawn programs' own generator (xorshift64): a program is the same
+// everywhere; next(n) draws below n.
+class xorshift {
+ public:
+  explicit xorshift(std::uint64_t state) : state_(state) {}
+  std::uint64_t operator()(std::uint64_t n) {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_ % n;
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
 // A small program drawn from `seed`: two or three fibers on their own cores,
 // each a few operations on two atomics and a mutex-guarded plain counter; what each
 // fiber read, and the final values, make the run's outcome. Partial-order
@@ -353,13 +369,7 @@ program drawn(std::uint64_t seed, std::set<std::string>* outcomes) {
     auto m = std::make_shared<mutex>(rt);
     auto guarded = std::make_shared<int>(0);
     auto seen = std::make_shared<std::vector<std::string>>(3);
-    std::uint64_t draw = seed * 0x9E3779B97F4A7C15ULL + 1;
-    const auto next = [&draw](std::uint64_t n) {
-      draw ^= draw << 13;
-      draw ^= draw >> 7;
-      draw ^= draw << 17;
-      return draw % n;
-    };
+    xorshift next(seed * 0x9E3779B97F4A7C15ULL + 1);
     std::vector<task> tasks;
     // Two fibers of two or three operations, or (one program in eight) three
     // of one: the full search of three fibers of three grows past a test's time.
@@ -495,13 +505,7 @@ program drawn_with_timers(std::uint64_t seed, std::set<std::string>* outcomes, s
     auto x = std::make_shared<atomic<int>>(rt, 0);
     auto y = std::make_shared<atomic<int>>(rt, 0);
     auto seen = std::make_shared<std::vector<std::string>>(3);
-    std::uint64_t draw = seed * 0x9E3779B97F4A7C15ULL + 7;
-    const auto next = [&draw](std::uint64_t n) {
-      draw ^= draw << 13;
-      draw ^= draw >> 7;
-      draw ^= draw << 17;
-      return draw % n;
-    };
+    xorshift next(seed * 0x9E3779B97F4A7C15ULL + 7);
     std::vector<task> tasks;
     for (std::uint32_t t = 0; t < fibers; ++t) {
       std::vector<int> ops;

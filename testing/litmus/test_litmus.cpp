@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "sim/dfs_search.hpp"
 #include "sim/runtime.hpp"
