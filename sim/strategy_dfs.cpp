@@ -195,7 +195,10 @@ bool dfs_tree::took_by_decision(std::size_t k) {
 
 std::size_t dfs_tree::pick_choice(std::span<const candidate> c, std::uint64_t step) {
   if (bounds_.dpor && !steps_.empty()) {
-    const std::size_t k = steps_.size() - 1;  // the step under way
+    // The step under way; for a timer tie (decided by the scheduler between
+    // steps) the last step, which every value of the tie runs alike, so
+    // marking it varying changes nothing but the cost of its union.
+    const std::size_t k = steps_.size() - 1;
     steps_[k].varies = true;
     // The steps before it have ended: carry the sleep set through them. A
     // sleeper's step that no decision took (it was the only fiber that could
